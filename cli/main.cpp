@@ -1,0 +1,29 @@
+// The `ember` command line: doctor (and, as they land, train and algos).
+#include <iostream>
+#include <vector>
+
+#include "cli/commands.h"
+#include "runtime/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ember: a small deep-learning runtime (C++17/CUDA)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ember ") + "0.1.0");
+  std::vector<ember::cli::Runner> runners;
+  runners.push_back(ember::cli::add_doctor(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& run : runners) {
+      int rc = run();
+      if (rc >= 0) return rc;
+    }
+  } catch (const ember::Error& e) {
+    std::cerr << "ember: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

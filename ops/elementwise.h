@@ -1,0 +1,52 @@
+// Elementwise tensor ops with NumPy broadcasting and PyTorch type promotion.
+//
+// requires: operands on the same device (DeviceError naming both otherwise); shapes that
+//           broadcast (ShapeError naming both otherwise); dtypes the op supports (DTypeError).
+// ensures:  a new contiguous tensor of the broadcast shape, of the promoted dtype (binary
+//           arithmetic), bool (comparisons), or the floating dtype (exp/log/sqrt/... of an
+//           integer tensor give float32, as in PyTorch). Inputs may be non-contiguous views.
+// These ops are autograd-free; autograd/ wraps them into differentiable functions.
+#pragma once
+
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+// Shape two shapes broadcast to; throws ShapeError naming `op` and both shapes if they do not.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+// Binary arithmetic. div of two integer tensors is true division (float32 result), as in PyTorch.
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+// Scalar right-hand sides (the scalar takes the tensor's dtype category, as in PyTorch).
+Tensor add(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+
+// Unary.
+Tensor neg(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor rsqrt(const Tensor& a);
+// Clamp into [lo, hi]; either bound may be omitted with +-infinity.
+Tensor clamp(const Tensor& a, double lo, double hi);
+
+// Comparisons (result bool).
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+
+// cond ? a : b, elementwise; cond must be bool; a, b promoted; all three broadcast.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+}  // namespace ember::ops

@@ -1,0 +1,33 @@
+#include "runtime/gpu.h"
+
+#include "runtime/error.h"
+#include "runtime/gpu_backends.h"
+
+namespace ember::gpu {
+
+Backend& backend(DeviceType type) {
+  switch (type) {
+    case DeviceType::CUDA: return cuda_backend();
+    case DeviceType::EMU: return emu_backend();
+    case DeviceType::CPU: break;
+  }
+  EMBER_THROW(DeviceError, "the GPU facade has no backend for device type cpu");
+}
+
+void require_device(Device d) {
+  EMBER_CHECK_DEVICE(d.is_gpu_like(), "expected a cuda or emu device, got ", d);
+  Backend& b = backend(d.type);
+  Availability a = b.availability();
+  EMBER_CHECK_DEVICE(a.usable, "device ", d, " is not usable: ", a.reason);
+  int n = b.device_count();
+  EMBER_CHECK_DEVICE(d.index >= 0 && d.index < n, "device ", d, " does not exist: ", n, " ",
+                     device_type_name(d.type), " device", n == 1 ? "" : "s",
+                     " present (valid indices 0..", n - 1, ")");
+}
+
+std::string cuda_version_string(int v) {
+  if (v <= 0) return "none";
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+}  // namespace ember::gpu

@@ -1,0 +1,45 @@
+// Random numbers: a seeded Philox4x32-10 generator and the fills built on it.
+//
+// A Generator is (seed, offset): each fill reserves the blocks it consumes by advancing the
+// offset, so fills are reproducible from the seed and independent of thread count. The same
+// seed gives the same numbers on every device (runtime/philox.h).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "runtime/tensor.h"
+
+namespace ember {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0x853c49e6748fea9bull) : seed_(seed) {}
+  void manual_seed(uint64_t seed);
+  uint64_t seed() const;
+  uint64_t offset() const;
+  void set_state(uint64_t seed, uint64_t offset);
+  // Reserves enough blocks for `n` elements (4 per block) and returns the first block.
+  uint64_t reserve(uint64_t n);
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t seed_, offset_ = 0;
+};
+
+// The process-wide generator used when none is passed.
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+// In-place fills of floating-point tensors (any device; CPU-computed and copied for GPU-like
+// devices until their kernels exist). Throw DTypeError for non-floating tensors.
+Tensor& uniform_(Tensor& t, double low = 0.0, double high = 1.0, Generator* gen = nullptr);
+// Normal via Box-Muller on lane pairs: lanes (0,1) and (2,3) of each block give two normals.
+Tensor& normal_(Tensor& t, double mean = 0.0, double stddev = 1.0, Generator* gen = nullptr);
+// 1 with probability p, else 0 (any dtype but bool is fine; bool too).
+Tensor& bernoulli_(Tensor& t, double p, Generator* gen = nullptr);
+
+Tensor rand(const Shape& shape, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor randn(const Shape& shape, TensorOptions opts = {}, Generator* gen = nullptr);
+
+}  // namespace ember
