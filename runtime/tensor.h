@@ -175,7 +175,12 @@ template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device device = kCPU) {
   EMBER_CHECK_SHAPE(static_cast<int64_t>(values.size()) == checked_numel(shape), "from_vector: ",
                     values.size(), " values do not fill shape ", shape);
-  return from_host(values.data(), shape, dtype_of<T>(), device);
+  if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no data()
+    std::vector<uint8_t> bytes(values.begin(), values.end());
+    return from_host(bytes.data(), shape, kBool, device);
+  } else {
+    return from_host(values.data(), shape, dtype_of<T>(), device);
+  }
 }
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, Device device = kCPU) {

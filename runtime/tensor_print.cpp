@@ -55,6 +55,13 @@ void collect(const double* data, const Shape& shape, const Shape& strides, size_
   }
 }
 
+// Between elements of dim d: ", " in the last dim; otherwise a newline, one blank line per
+// further dim, and the indent.
+std::string row_separator(size_t ndim, size_t d, int indent) {
+  if (d + 1 == ndim) return ", ";
+  return ",\n" + std::string(ndim - d - 2, '\n') + std::string(indent + 1, ' ');
+}
+
 void render(std::ostream& os, const double* data, const Shape& shape, const Shape& strides,
             size_t d, int64_t off, bool summarize, const Formatter& fmt, int indent) {
   if (d == shape.size()) {
@@ -66,22 +73,12 @@ void render(std::ostream& os, const double* data, const Shape& shape, const Shap
   const bool last_dim = d + 1 == shape.size();
   for (int64_t i = 0; i < n; ++i) {
     if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
-      if (last_dim) {
-        os << "...";
-      } else {
-        os << "...";
-      }
+      // PyTorch's marker: " ..." inside a row, "..." on a line of its own between rows.
+      os << (last_dim ? " ..." : "...") << row_separator(shape.size(), d, indent);
       i = n - kEdgeItems;
-      os << (last_dim ? ", " : ",\n" + std::string(shape.size() - d - 1 > 1 ? 1 : 0, '\n') +
-                                   std::string(indent + 1, ' '));
     }
     render(os, data, shape, strides, d + 1, off + i * strides[d], summarize, fmt, indent + 1);
-    if (i + 1 < n) {
-      if (last_dim)
-        os << ", ";
-      else
-        os << ",\n" << std::string(shape.size() - d - 2, '\n') << std::string(indent + 1, ' ');
-    }
+    if (i + 1 < n) os << row_separator(shape.size(), d, indent);
   }
   os << ']';
 }
