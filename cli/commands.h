@@ -11,5 +11,7 @@ namespace ember::cli {
 using Runner = std::function<int()>;
 // Adds `ember doctor` and returns how to run it.
 Runner add_doctor(CLI::App& app);
+// Adds `ember demo`.
+Runner add_demo(CLI::App& app);
 
 }  // namespace ember::cli

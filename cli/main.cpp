@@ -1,4 +1,4 @@
-// The `ember` command line: doctor (and, as they land, train and algos).
+// The `ember` command line: doctor and demo.
 #include <iostream>
 #include <vector>
 
@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("ember ") + "0.1.0");
   std::vector<ember::cli::Runner> runners;
   runners.push_back(ember::cli::add_doctor(app));
+  runners.push_back(ember::cli::add_demo(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -71,6 +71,7 @@ class Tensor {
 
   bool defined() const { return impl_ != nullptr; }
   TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
   const Shape& shape() const { return checked().shape; }
   const Shape& strides() const { return checked().strides; }
