@@ -2,6 +2,8 @@
 //
 // requires: operands on the same device (DeviceError naming both otherwise); shapes that
 //           broadcast (ShapeError naming both otherwise); dtypes the op supports (DTypeError).
+//           On the cpu: f32, f64, i32, i64, u8 and bool (f16/bf16 raise DTypeError). Operand
+//           dtypes promote with promote_types() whatever their dims (0-D tensors included).
 // ensures:  a new contiguous tensor of the broadcast shape, of the promoted dtype (binary
 //           arithmetic), bool (comparisons), or the floating dtype (exp/log/sqrt/... of an
 //           integer tensor give float32, as in PyTorch). Inputs may be non-contiguous views.
@@ -16,6 +18,8 @@ namespace ember::ops {
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
 // Binary arithmetic. div of two integer tensors is true division (float32 result), as in PyTorch.
+// Two bool tensors: add/maximum are "or", mul/minimum "and"; sub and pow raise DTypeError.
+// Integer pow with a negative exponent gives 0 unless the base is 1 or -1.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -23,7 +27,9 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
-// Scalar right-hand sides (the scalar takes the tensor's dtype category, as in PyTorch).
+// Scalar right-hand sides. The scalar takes the tensor's dtype category, as in PyTorch: a
+// floating tensor keeps its dtype; an integer tensor keeps its dtype for an integral scalar
+// (bool becomes int64) and becomes float32 for a fractional one.
 Tensor add(const Tensor& a, double b);
 Tensor mul(const Tensor& a, double b);
 Tensor pow(const Tensor& a, double exponent);
@@ -35,7 +41,8 @@ Tensor exp(const Tensor& a);
 Tensor log(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
-// Clamp into [lo, hi]; either bound may be omitted with +-infinity.
+// Clamp into [lo, hi] as min(max(a, lo), hi); either bound may be omitted with +-infinity;
+// NaN bounds raise ValueError. Integer tensors keep their dtype (bounds round inwards).
 Tensor clamp(const Tensor& a, double lo, double hi);
 
 // Comparisons (result bool).

@@ -1,0 +1,262 @@
+// Elementwise CPU kernels. Each op is a small functor; one loop template per operand count
+// applies it, with the stride-1 and broadcast-scalar cases written out so the compiler
+// vectorises them.
+#include "kernels/cpu/elementwise.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+template <typename T>
+T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+  }
+  T result = 1;
+  while (exp) {
+    if (exp & 1) result = static_cast<T>(result * base);
+    exp = static_cast<T>(exp >> 1);
+    base = static_cast<T>(base * base);
+  }
+  return result;
+}
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T>;
+template <typename T>
+constexpr bool kIsBool = std::is_same_v<T, bool>;
+
+// NaN-propagating maximum/minimum, as torch.maximum/minimum.
+template <typename T>
+T max_of(T x, T y) {
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(x) || std::isnan(y)) return x + y;
+  }
+  return x > y ? x : y;
+}
+template <typename T>
+T min_of(T x, T y) {
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(x) || std::isnan(y)) return x + y;
+  }
+  return x < y ? x : y;
+}
+
+// out = f(a, b) over a strided iteration space.
+template <typename R, typename T, typename F>
+void binary_loop(const StridedShape<3>& s, void* out, const void* a, const void* b, F f) {
+  StridedLoop<3> loop(s.sizes, s.strides);
+  std::array<char*, 3> base{static_cast<char*>(out), static_cast<char*>(const_cast<void*>(a)),
+                            static_cast<char*>(const_cast<void*>(b))};
+  parallel_runs<3>(loop, base, [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& st,
+                                   int64_t n) {
+    R* o = reinterpret_cast<R*>(p[0]);
+    const T* x = reinterpret_cast<const T*>(p[1]);
+    const T* y = reinterpret_cast<const T*>(p[2]);
+    constexpr int64_t r = sizeof(R), t = sizeof(T);
+    if (st[0] == r && st[1] == t && st[2] == t) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (st[0] == r && st[1] == t && st[2] == 0) {
+      const T yv = *y;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+    } else if (st[0] == r && st[1] == 0 && st[2] == t) {
+      const T xv = *x;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<R*>(p[0] + i * st[0]) = f(*reinterpret_cast<const T*>(p[1] + i * st[1]),
+                                                    *reinterpret_cast<const T*>(p[2] + i * st[2]));
+    }
+  });
+}
+
+template <typename R, typename T, typename F>
+void binary_contig(int64_t n, void* out, const void* a, const void* b, F f) {
+  R* o = static_cast<R*>(out);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  parallel_range(n, [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) o[i] = f(x[i], y[i]);
+  });
+}
+
+// Calls run.template operator()<R>(f) with the functor and result type of `op` for T.
+template <typename T, typename Run>
+void with_binary_functor(BinaryOp op, Run&& run) {
+  using B = bool;
+  switch (op) {
+    case BinaryOp::add:
+      if constexpr (kIsBool<T>) return run(B{}, [](T x, T y) -> T { return x || y; });
+      else return run(T{}, [](T x, T y) -> T { return static_cast<T>(x + y); });
+    case BinaryOp::mul:
+      if constexpr (kIsBool<T>) return run(B{}, [](T x, T y) -> T { return x && y; });
+      else return run(T{}, [](T x, T y) -> T { return static_cast<T>(x * y); });
+    case BinaryOp::sub:
+      if constexpr (!kIsBool<T>) return run(T{}, [](T x, T y) -> T { return static_cast<T>(x - y); });
+      break;
+    case BinaryOp::div:
+      if constexpr (kIsFloat<T>) return run(T{}, [](T x, T y) -> T { return x / y; });
+      break;
+    case BinaryOp::pow:
+      if constexpr (kIsFloat<T>) return run(T{}, [](T x, T y) -> T { return std::pow(x, y); });
+      else if constexpr (!kIsBool<T>) return run(T{}, [](T x, T y) -> T { return int_pow(x, y); });
+      break;
+    case BinaryOp::maximum: return run(T{}, [](T x, T y) -> T { return max_of(x, y); });
+    case BinaryOp::minimum: return run(T{}, [](T x, T y) -> T { return min_of(x, y); });
+    case BinaryOp::eq: return run(B{}, [](T x, T y) -> bool { return x == y; });
+    case BinaryOp::ne: return run(B{}, [](T x, T y) -> bool { return x != y; });
+    case BinaryOp::lt: return run(B{}, [](T x, T y) -> bool { return x < y; });
+    case BinaryOp::le: return run(B{}, [](T x, T y) -> bool { return x <= y; });
+    case BinaryOp::gt: return run(B{}, [](T x, T y) -> bool { return x > y; });
+    case BinaryOp::ge: return run(B{}, [](T x, T y) -> bool { return x >= y; });
+  }
+  EMBER_THROW(DTypeError, "binary op ", static_cast<int>(op), ": the cpu kernel has no ",
+              dtype_name(dtype_of<T>()), " version");
+}
+
+template <typename T>
+T clamp_bound(double v) {
+  if constexpr (kIsFloat<T>) {
+    return static_cast<T>(v);
+  } else {
+    // Integer bounds: round inwards and saturate to the type's range.
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (v <= lo) return std::numeric_limits<T>::lowest();
+    if (v >= hi) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T, typename Run>
+void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
+  if constexpr (!kIsBool<T>) {
+    switch (op) {
+      case UnaryOp::neg: return run([](T x) -> T { return static_cast<T>(-x); });
+      case UnaryOp::abs:
+        if constexpr (std::is_unsigned_v<T>) return run([](T x) -> T { return x; });
+        else return run([](T x) -> T { return x < 0 ? static_cast<T>(-x) : x; });
+      case UnaryOp::clamp: {
+        // Integers: lo rounds up, hi rounds down, so the result stays inside [lo, hi].
+        const T lo = clamp_bound<T>(kIsFloat<T> ? prm.lo : std::ceil(prm.lo));
+        const T hi = clamp_bound<T>(kIsFloat<T> ? prm.hi : std::floor(prm.hi));
+        return run([lo, hi](T x) -> T {
+          if constexpr (kIsFloat<T>) {
+            if (std::isnan(x)) return x;
+          }
+          return x < lo ? (lo > hi ? hi : lo) : (x > hi ? hi : x);
+        });
+      }
+      default: break;
+    }
+    if constexpr (kIsFloat<T>) {
+      switch (op) {
+        case UnaryOp::exp: return run([](T x) -> T { return std::exp(x); });
+        case UnaryOp::log: return run([](T x) -> T { return std::log(x); });
+        case UnaryOp::sqrt: return run([](T x) -> T { return std::sqrt(x); });
+        case UnaryOp::rsqrt: return run([](T x) -> T { return T(1) / std::sqrt(x); });
+        default: break;
+      }
+    }
+  }
+  EMBER_THROW(DTypeError, "unary op ", static_cast<int>(op), ": the cpu kernel has no ",
+              dtype_name(dtype_of<T>()), " version");
+}
+
+template <typename T, typename F>
+void unary_loop(const StridedShape<2>& s, void* out, const void* a, F f) {
+  StridedLoop<2> loop(s.sizes, s.strides);
+  std::array<char*, 2> base{static_cast<char*>(out), static_cast<char*>(const_cast<void*>(a))};
+  parallel_runs<2>(loop, base, [&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& st,
+                                   int64_t n) {
+    if (st[0] == sizeof(T) && st[1] == sizeof(T)) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* x = reinterpret_cast<const T*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * st[0]) = f(*reinterpret_cast<const T*>(p[1] + i * st[1]));
+    }
+  });
+}
+
+template <typename T, typename F>
+void unary_contig(int64_t n, void* out, const void* a, F f) {
+  T* o = static_cast<T*>(out);
+  const T* x = static_cast<const T*>(a);
+  parallel_range(n, [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) o[i] = f(x[i]);
+  });
+}
+
+template <typename T>
+void where_loop(const StridedShape<4>& s, void* out, const bool* cond, const void* a,
+                const void* b) {
+  StridedLoop<4> loop(s.sizes, s.strides);
+  std::array<char*, 4> base{static_cast<char*>(out),
+                            reinterpret_cast<char*>(const_cast<bool*>(cond)),
+                            static_cast<char*>(const_cast<void*>(a)),
+                            static_cast<char*>(const_cast<void*>(b))};
+  parallel_runs<4>(loop, base, [](const std::array<char*, 4>& p, const std::array<int64_t, 4>& st,
+                                  int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const bool c = *reinterpret_cast<const bool*>(p[1] + i * st[1]);
+      *reinterpret_cast<T*>(p[0] + i * st[0]) =
+          *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * st[c ? 2 : 3]);
+    }
+  });
+}
+
+}  // namespace
+
+void binary_cpu(BinaryOp op, DType t, const StridedShape<3>& shape, void* out, const void* a,
+                const void* b) {
+  dispatch_cpu_dtype(t, "binary op", [&](auto tag) {
+    using T = decltype(tag);
+    with_binary_functor<T>(op, [&](auto rtag, auto f) {
+      binary_loop<decltype(rtag), T>(shape, out, a, b, f);
+    });
+  });
+}
+
+void binary_contiguous_cpu(BinaryOp op, DType t, int64_t n, void* out, const void* a,
+                           const void* b) {
+  dispatch_cpu_dtype(t, "binary op", [&](auto tag) {
+    using T = decltype(tag);
+    with_binary_functor<T>(op, [&](auto rtag, auto f) {
+      binary_contig<decltype(rtag), T>(n, out, a, b, f);
+    });
+  });
+}
+
+void unary_cpu(UnaryOp op, DType t, const UnaryParams& params, const StridedShape<2>& shape,
+               void* out, const void* a) {
+  dispatch_cpu_dtype(t, "unary op", [&](auto tag) {
+    using T = decltype(tag);
+    with_unary_functor<T>(op, params, [&](auto f) { unary_loop<T>(shape, out, a, f); });
+  });
+}
+
+void unary_contiguous_cpu(UnaryOp op, DType t, const UnaryParams& params, int64_t n, void* out,
+                          const void* a) {
+  dispatch_cpu_dtype(t, "unary op", [&](auto tag) {
+    using T = decltype(tag);
+    with_unary_functor<T>(op, params, [&](auto f) { unary_contig<T>(n, out, a, f); });
+  });
+}
+
+void where_cpu(DType t, const StridedShape<4>& shape, void* out, const bool* cond, const void* a,
+               const void* b) {
+  dispatch_cpu_dtype(t, "where", [&](auto tag) { where_loop<decltype(tag)>(shape, out, cond, a, b); });
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,102 @@
+// Matrix products via Eigen: each operand is mapped in place (row- or column-major with an outer
+// stride), so Eigen's GEMM reads the tensor's memory directly; Eigen parallelises one large
+// product with OpenMP, and a batch of small products runs one product per thread instead.
+#include "kernels/cpu/matmul.h"
+
+#include <Eigen/Core>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using ColMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+template <typename M>
+using ConstMap = Eigen::Map<const M, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// How one operand is laid out: row-major (unit column stride), column-major (unit row stride)
+// or neither (packed into a contiguous temporary first).
+enum class Layout { row, col, other };
+
+Layout layout_of(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if (cs == 1 && (rows <= 1 || rs >= std::max<int64_t>(cols, 1))) return Layout::row;
+  if (rs == 1 && (cols <= 1 || cs >= std::max<int64_t>(rows, 1))) return Layout::col;
+  return Layout::other;
+}
+
+// Calls f(map) with an Eigen map of the rows x cols matrix at p.
+template <typename T, typename F>
+void with_map(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, F&& f) {
+  switch (layout_of(rows, cols, rs, cs)) {
+    case Layout::row:
+      return f(ConstMap<RowMat<T>>(p, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(rs, cols))));
+    case Layout::col:
+      return f(ConstMap<ColMat<T>>(p, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(cs, rows))));
+    case Layout::other: {
+      RowMat<T> packed(rows, cols);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) packed(i, j) = p[i * rs + j * cs];
+      return f(ConstMap<RowMat<T>>(packed.data(), rows, cols, Eigen::OuterStride<>(cols)));
+    }
+  }
+}
+
+template <typename T>
+void gemm_one(const MatmulShape& s, const T* a, const T* b, T* c) {
+  Eigen::Map<RowMat<T>> cm(c, s.m, s.n);
+  if (s.k == 0) {
+    cm.setZero();
+    return;
+  }
+  with_map(a, s.m, s.k, s.a_row, s.a_col, [&](const auto& am) {
+    with_map(b, s.k, s.n, s.b_row, s.b_col, [&](const auto& bm) { cm.noalias() = am * bm; });
+  });
+}
+
+template <typename T>
+void matmul_typed(const MatmulShape& s, const T* a, const T* b, T* c) {
+  int64_t batch = 1;
+  for (int64_t v : s.batch_sizes) batch *= v;
+  const int nd = static_cast<int>(s.batch_sizes.size());
+  auto offsets = [&](int64_t i, int64_t& ao, int64_t& bo) {
+    ao = bo = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      const int64_t idx = i % s.batch_sizes[d];
+      i /= s.batch_sizes[d];
+      ao += idx * s.a_batch_strides[d];
+      bo += idx * s.b_batch_strides[d];
+    }
+  };
+  const int64_t mn = s.m * s.n;
+  // One product per thread when the batch can fill the threads and each product is too small
+  // for Eigen's own parallel GEMM to pay off; otherwise products in turn, each parallel.
+  const bool per_thread = batch >= omp_get_max_threads() && batch > 1 &&
+                          s.m * s.n * s.k <= (int64_t{1} << 21);
+#pragma omp parallel for schedule(static) if (per_thread)
+  for (int64_t i = 0; i < batch; ++i) {
+    int64_t ao, bo;
+    offsets(i, ao, bo);
+    gemm_one(s, a + ao, b + bo, c + i * mn);
+  }
+}
+
+}  // namespace
+
+void matmul_cpu(DType t, const MatmulShape& shape, const void* a, const void* b, void* c) {
+  switch (t) {
+    case DType::f32:
+      return matmul_typed(shape, static_cast<const float*>(a), static_cast<const float*>(b),
+                          static_cast<float*>(c));
+    case DType::f64:
+      return matmul_typed(shape, static_cast<const double*>(a), static_cast<const double*>(b),
+                          static_cast<double*>(c));
+    default: break;
+  }
+  EMBER_THROW(DTypeError, "matmul: the cpu kernel has no ", dtype_name(t),
+              " version; expected float32 or float64");
+}
+
+}  // namespace ember::kernels::cpu

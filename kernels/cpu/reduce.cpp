@@ -1,0 +1,203 @@
+// Reduction CPU kernels. An accumulator type per op (add one element, merge two partials,
+// finish) and one driver: many outputs run in parallel over outputs; few outputs with long
+// reductions split each reduction into chunks whose partials merge in order.
+#include "kernels/cpu/reduce.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+template <typename T>
+using SumType = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename T, typename R>
+struct SumAcc {
+  SumType<T> s = 0;
+  void add(T v, int64_t) { s += static_cast<SumType<T>>(v); }
+  void merge(const SumAcc& o) { s += o.s; }
+  R finish(int64_t) const { return static_cast<R>(s); }
+};
+
+template <typename T>
+struct MeanAcc {
+  double s = 0;
+  void add(T v, int64_t) { s += v; }
+  void merge(const MeanAcc& o) { s += o.s; }
+  T finish(int64_t n) const { return static_cast<T>(s / static_cast<double>(n)); }
+};
+
+// Welford's running mean and sum of squared deviations; Chan et al.'s formula to merge.
+template <typename T>
+struct VarAcc {
+  int64_t n = 0;
+  double mean = 0, m2 = 0;
+  int64_t correction = 1;
+  bool take_sqrt = false;
+  void add(T v, int64_t) {
+    ++n;
+    const double d = v - mean;
+    mean += d / static_cast<double>(n);
+    m2 += d * (v - mean);
+  }
+  void merge(const VarAcc& o) {
+    if (o.n == 0) return;
+    if (n == 0) {
+      n = o.n, mean = o.mean, m2 = o.m2;
+      return;
+    }
+    const double d = o.mean - mean;
+    const int64_t total = n + o.n;
+    mean += d * static_cast<double>(o.n) / static_cast<double>(total);
+    m2 += o.m2 + d * d * static_cast<double>(n) * static_cast<double>(o.n) / static_cast<double>(total);
+    n = total;
+  }
+  T finish(int64_t count) const {
+    const double v = m2 / static_cast<double>(std::max<int64_t>(count - correction, 0));
+    return static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+  }
+};
+
+// Max (kMax) or min with the index of the first extreme; NaN wins and propagates.
+template <typename T, bool kMax, bool kIndex>
+struct ExtremeAcc {
+  T best{};
+  int64_t idx = -1;
+  bool better(T v, int64_t i) const {
+    if (idx < 0) return i >= 0;
+    if (is_nan(best)) return false;
+    if (is_nan(v)) return true;
+    return kMax ? v > best : v < best;
+  }
+  void add(T v, int64_t i) {
+    if (better(v, i)) best = v, idx = i;
+  }
+  void merge(const ExtremeAcc& o) {
+    if (o.idx >= 0 && better(o.best, o.idx)) best = o.best, idx = o.idx;
+  }
+  std::conditional_t<kIndex, int64_t, T> finish(int64_t) const {
+    if constexpr (kIndex) return idx;
+    else return best;
+  }
+};
+
+// Adds the reduced elements with row-major index in [lo, hi) to `acc`.
+template <typename T, typename Acc>
+void accumulate(const StridedLoop<1>& loop, const char* base, int64_t lo, int64_t hi, Acc& acc) {
+  const int64_t n = loop.inner_size();
+  const int64_t st = loop.inner_strides()[0];
+  for (int64_t k = lo / n; k * n < hi; ++k) {
+    const int64_t i0 = std::max<int64_t>(lo - k * n, 0), i1 = std::min<int64_t>(hi - k * n, n);
+    const char* p = base + loop.outer_offsets(k)[0];
+    if (st == static_cast<int64_t>(sizeof(T))) {
+      const T* q = reinterpret_cast<const T*>(p);
+      for (int64_t i = i0; i < i1; ++i) acc.add(q[i], k * n + i);
+    } else {
+      for (int64_t i = i0; i < i1; ++i) acc.add(*reinterpret_cast<const T*>(p + i * st), k * n + i);
+    }
+  }
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t s : v) p *= s;
+  return p;
+}
+
+template <typename T, typename R, typename Acc>
+void reduce_driver(const ReduceShape& s, const T* in, R* out, const Acc& init) {
+  std::vector<int64_t> red_bytes(s.reduced_strides);
+  for (auto& b : red_bytes) b *= static_cast<int64_t>(sizeof(T));
+  const StridedLoop<1> red(s.reduced_sizes, {red_bytes});
+  const int64_t n_out = product(s.kept_sizes), n_red = product(s.reduced_sizes);
+  const int nd = static_cast<int>(s.kept_sizes.size());
+  auto base_of = [&](int64_t k) {
+    int64_t off = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      off += (k % s.kept_sizes[d]) * s.kept_strides[d];
+      k /= s.kept_sizes[d];
+    }
+    return reinterpret_cast<const char*>(in + off);
+  };
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const bool big = n_out * n_red >= kParallelGrain && threads > 1;
+  if (big && n_out < threads) {
+    // Few long reductions: split each into chunks, merge the partials in index order.
+    const int64_t chunks = std::min<int64_t>(threads * 4, n_red / 4096 + 1);
+    const int64_t len = (n_red + chunks - 1) / chunks;
+    std::vector<Acc> part(static_cast<size_t>(chunks), init);
+    for (int64_t k = 0; k < n_out; ++k) {
+      const char* base = base_of(k);
+#pragma omp parallel for schedule(static)
+      for (int64_t c = 0; c < chunks; ++c) {
+        part[c] = init;
+        accumulate<T>(red, base, c * len, std::min(n_red, (c + 1) * len), part[c]);
+      }
+      Acc acc = init;
+      for (const Acc& p : part) acc.merge(p);
+      out[k] = acc.finish(n_red);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (big)
+  for (int64_t k = 0; k < n_out; ++k) {
+    Acc acc = init;
+    if (n_red > 0) accumulate<T>(red, base_of(k), 0, n_red, acc);
+    out[k] = acc.finish(n_red);
+  }
+}
+
+}  // namespace
+
+DType reduce_result_dtype(ReduceOp op, DType t) {
+  if (op == ReduceOp::argmax || op == ReduceOp::argmin) return kInt64;
+  if (op == ReduceOp::sum && !is_floating(t)) return kInt64;
+  return t;
+}
+
+void reduce_cpu(ReduceOp op, DType t, const ReduceShape& s, const void* in_v, void* out) {
+  dispatch_cpu_dtype(t, "reduce", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = static_cast<const T*>(in_v);
+    switch (op) {
+      case ReduceOp::sum: {
+        using R = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+        return reduce_driver(s, in, static_cast<R*>(out), SumAcc<T, R>{});
+      }
+      case ReduceOp::amax: return reduce_driver(s, in, static_cast<T*>(out), ExtremeAcc<T, true, false>{});
+      case ReduceOp::amin: return reduce_driver(s, in, static_cast<T*>(out), ExtremeAcc<T, false, false>{});
+      case ReduceOp::argmax:
+        return reduce_driver(s, in, static_cast<int64_t*>(out), ExtremeAcc<T, true, true>{});
+      case ReduceOp::argmin:
+        return reduce_driver(s, in, static_cast<int64_t*>(out), ExtremeAcc<T, false, true>{});
+      default: break;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      switch (op) {
+        case ReduceOp::mean: return reduce_driver(s, in, static_cast<T*>(out), MeanAcc<T>{});
+        case ReduceOp::var:
+        case ReduceOp::std: {
+          VarAcc<T> init;
+          init.correction = s.correction;
+          init.take_sqrt = op == ReduceOp::std;
+          return reduce_driver(s, in, static_cast<T*>(out), init);
+        }
+        default: break;
+      }
+    }
+    EMBER_THROW(DTypeError, "reduce op ", static_cast<int>(op), ": the cpu kernel has no ",
+                dtype_name(t), " version");
+  });
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,32 @@
+#include "ops/checks.h"
+
+namespace ember::ops {
+
+void check_cpu_operands(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = *tensors.begin();
+  for (const Tensor* t : tensors)
+    EMBER_CHECK_DEVICE(t->device() == first->device(), op,
+                       ": expected all tensors on the same device, got ", first->device(),
+                       " and ", t->device());
+  EMBER_CHECK_DEVICE(first->device().is_cpu(), op, ": no kernel for device ", first->device(),
+                     " yet (only cpu is implemented); move the tensors with .cpu()");
+}
+
+void check_cpu_dtype(const char* op, DType t) {
+  EMBER_CHECK_DTYPE(t != DType::f16 && t != DType::bf16, op, ": ", t,
+                    " is not supported on the cpu; expected float32, float64, int32, int64, "
+                    "uint8 or bool (convert with .to(kFloat32))");
+}
+
+std::vector<int64_t> broadcast_byte_strides(const Tensor& t, const Shape& shape) {
+  const int64_t nd = static_cast<int64_t>(shape.size()), td = t.dim();
+  const int64_t item = static_cast<int64_t>(t.element_size());
+  std::vector<int64_t> st(shape.size(), 0);
+  for (int64_t i = 0; i < td; ++i) {
+    const int64_t d = nd - td + i;
+    st[d] = t.shape()[i] == 1 && shape[d] != 1 ? 0 : t.strides()[i] * item;
+  }
+  return st;
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,21 @@
+// Checks shared by the tensor ops: devices, dtypes and dims, each raising a typed error whose
+// message names the op and what was expected and found.
+#pragma once
+
+#include <initializer_list>
+
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+// requires: every tensor on the same device (DeviceError naming both devices otherwise), and
+//           that device is the cpu (DeviceError: no kernel for that device yet).
+void check_cpu_operands(const char* op, std::initializer_list<const Tensor*> tensors);
+
+// requires: t is f32, f64, i32, i64, u8 or bool: the dtypes the CPU kernels implement.
+void check_cpu_dtype(const char* op, DType t);
+
+// Byte strides that view `t` as `shape` (its shape broadcast to `shape`): 0 along broadcast dims.
+std::vector<int64_t> broadcast_byte_strides(const Tensor& t, const Shape& shape);
+
+}  // namespace ember::ops

@@ -1,0 +1,89 @@
+// Matrix products: torch.matmul's shape rules (1-D promotion, batch broadcasting), checks, output
+// allocation, then kernels/cpu/matmul.
+#include "ops/matmul.h"
+
+#include "kernels/cpu/matmul.h"
+#include "ops/checks.h"
+#include "ops/elementwise.h"
+
+namespace ember::ops {
+
+namespace kc = kernels::cpu;
+
+namespace {
+
+void check_operands(const char* op, const Tensor& a, const Tensor& b) {
+  check_cpu_operands(op, {&a, &b});
+  EMBER_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected both operands of the same dtype, got ",
+                    a.dtype(), " and ", b.dtype(), " (convert one with .to())");
+  EMBER_CHECK_DTYPE(a.dtype() == kFloat32 || a.dtype() == kFloat64, op,
+                    ": expected float32 or float64 operands, got ", a.dtype(),
+                    " (convert with .to(kFloat32))");
+}
+
+// a: [..., m, k], b: [..., k, n] (both at least 2-D) -> [broadcast batch..., m, n].
+Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& shown_a,
+               const Shape& shown_b) {
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  EMBER_CHECK_SHAPE(b.size(-2) == k, op, ": inner sizes differ: shapes ", shown_a, " and ",
+                    shown_b, " cannot be multiplied (expected b's dim -2 to be ", k, ", got ",
+                    b.size(-2), ")");
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
+  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  Shape batch;
+  try {
+    batch = broadcast_shapes(a_batch, b_batch, op);
+  } catch (const ShapeError&) {
+    EMBER_THROW(ShapeError, op, ": batch dims ", a_batch, " and ", b_batch, " of shapes ", shown_a,
+                " and ", shown_b, " do not broadcast");
+  }
+  kc::MatmulShape s;
+  s.m = m, s.n = n, s.k = k;
+  s.a_row = a.stride(-2), s.a_col = a.stride(-1), s.b_row = b.stride(-2), s.b_col = b.stride(-1);
+  const size_t nb = batch.size();
+  s.batch_sizes = batch;
+  s.a_batch_strides.assign(nb, 0);
+  s.b_batch_strides.assign(nb, 0);
+  for (size_t i = 0; i < a_batch.size(); ++i)
+    if (a_batch[i] != 1) s.a_batch_strides[nb - a_batch.size() + i] = a.strides()[i];
+  for (size_t i = 0; i < b_batch.size(); ++i)
+    if (b_batch[i] != 1) s.b_batch_strides[nb - b_batch.size() + i] = b.strides()[i];
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = empty(out_shape, {a.dtype(), kCPU});
+  if (out.numel() > 0) kc::matmul_cpu(a.dtype(), s, a.data_ptr(), b.data_ptr(), out.data_ptr());
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands("matmul", a, b);
+  EMBER_CHECK_SHAPE(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least 1 dim, got shapes ",
+                    a.shape(), " and ", b.shape());
+  // 1-D operands become a row (left) or a column (right); the added dim is removed afterwards.
+  const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+  const Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+  Tensor out = batched("matmul", a2, b2, a.shape(), b.shape());
+  if (b.dim() == 1) out = out.squeeze(-1);
+  if (a.dim() == 1) out = out.squeeze(-2 + (b.dim() == 1 ? 1 : 0));
+  return out;
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_operands("mm", a, b);
+  EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D operands, got shapes ",
+                    a.shape(), " and ", b.shape());
+  return batched("mm", a, b, a.shape(), b.shape());
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_operands("bmm", a, b);
+  EMBER_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0),
+                    "bmm: expected 3-D operands with the same batch size, got shapes ", a.shape(),
+                    " and ", b.shape());
+  return batched("bmm", a, b, a.shape(), b.shape());
+}
+
+}  // namespace ember::ops
