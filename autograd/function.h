@@ -5,12 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "autograd/functions.h"
 #include "autograd/node.h"
 
 namespace ember {
-
-// A tensor sharing t's storage (and version counter) with no autograd history.
-Tensor detach(const Tensor& t);
 
 // Sums a broadcast gradient back to `shape` (over added leading dims and expanded size-1 dims).
 Tensor sum_to(const Tensor& grad, const Shape& shape);

@@ -16,6 +16,8 @@ Tensor grad(const Tensor& t);
 // Clears a leaf's gradient.
 void zero_grad(Tensor& t);
 bool is_leaf(const Tensor& t);
+// A tensor sharing t's storage (and version counter) with no autograd history.
+Tensor detach(const Tensor& t);
 
 // --- Elementwise --------------------------------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b);

@@ -3,51 +3,25 @@
 #include <array>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "runtime/error.h"
 
 namespace ember {
 namespace {
 
 constexpr size_t kCpuAlignment = 64;
+constexpr size_t kCpuMaxCached = size_t{1} << 30;
 
-class CpuAllocator final : public Allocator {
+// Host memory for the CPU allocator; capacity is the machine's physical memory.
+class HostMemory final : public RawMemory {
  public:
-  DataPtr allocate(size_t bytes, gpu::Stream) override {
-    if (bytes == 0) return nullptr;
-    size_t size = (bytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-    EMBER_CHECK_VALUE(size >= bytes, "cpu allocation of ", bytes, " bytes overflows");
-    void* p = std::aligned_alloc(kCpuAlignment, size);
-    if (!p) {
-      std::lock_guard<std::mutex> g(mu_);
-      throw OutOfMemory("cpu", bytes, stats_.allocated, stats_.reserved, 0);
-    }
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      stats_.allocated += size;
-      stats_.reserved += size;
-      stats_.num_allocs++;
-      stats_.num_device_allocs++;
-      if (stats_.allocated > stats_.peak_allocated) stats_.peak_allocated = stats_.allocated;
-    }
-    return DataPtr(p, [this, size](void* q) {
-      std::free(q);
-      std::lock_guard<std::mutex> g(mu_);
-      stats_.allocated -= size;
-      stats_.reserved -= size;
-    });
+  void* alloc(size_t bytes) override { return std::aligned_alloc(kCpuAlignment, bytes); }
+  void release(void* p) noexcept override { std::free(p); }
+  size_t capacity() override {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
   }
-  MemoryStats stats() const override {
-    std::lock_guard<std::mutex> g(mu_);
-    return stats_;
-  }
-  void reset_peak() override {
-    std::lock_guard<std::mutex> g(mu_);
-    stats_.peak_allocated = stats_.allocated;
-  }
-
- private:
-  mutable std::mutex mu_;
-  MemoryStats stats_;
 };
 
 // Raw device memory for the caching allocator, through the GPU facade.
@@ -64,8 +38,9 @@ class FacadeMemory final : public RawMemory {
 
 }  // namespace
 
-CachingAllocator::CachingAllocator(std::string device_name, std::unique_ptr<RawMemory> raw)
-    : device_name_(std::move(device_name)), raw_(std::move(raw)) {}
+CachingAllocator::CachingAllocator(std::string device_name, std::unique_ptr<RawMemory> raw,
+                                   size_t max_cached)
+    : device_name_(std::move(device_name)), raw_(std::move(raw)), max_cached_(max_cached) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> g(mu_);
@@ -90,6 +65,7 @@ DataPtr CachingAllocator::allocate(size_t bytes, gpu::Stream stream) {
     p = it->second;
     got = it->first.second;
     free_.erase(it);
+    cached_ -= got;
     stats_.num_cache_hits++;
   } else {
     p = raw_->alloc(size);
@@ -110,6 +86,12 @@ DataPtr CachingAllocator::allocate(size_t bytes, gpu::Stream stream) {
 void CachingAllocator::give_back(void* p, size_t size, gpu::Stream stream) noexcept {
   std::lock_guard<std::mutex> g(mu_);
   stats_.allocated -= size;
+  if (cached_ + size > max_cached_) {
+    raw_->release(p);
+    stats_.reserved -= size;
+    return;
+  }
+  cached_ += size;
   free_.emplace(std::make_pair(stream, size), p);
 }
 
@@ -119,6 +101,7 @@ void CachingAllocator::release_cached_locked() noexcept {
     stats_.reserved -= key.second;
   }
   free_.clear();
+  cached_ = 0;
 }
 
 void CachingAllocator::empty_cache() {
@@ -138,7 +121,8 @@ void CachingAllocator::reset_peak() {
 
 Allocator& allocator_for(Device device) {
   // Allocators are never destroyed: tensors held in static objects may outlive any static.
-  static Allocator* cpu = new CpuAllocator();
+  static Allocator* cpu =
+      new CachingAllocator("cpu", std::make_unique<HostMemory>(), kCpuMaxCached);
   if (device.is_cpu()) return *cpu;
   gpu::require_device(device);
   constexpr int kMaxDevices = 64;

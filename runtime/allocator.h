@@ -6,10 +6,12 @@
 // rounded up to 512 bytes below 1 MiB and to 2 MiB above, and a cached block is reused when it
 // is at most twice the request. On out-of-memory the cache is released to the device and the
 // allocation retried once before OutOfMemory is thrown. Blocks are never split, which keeps the
-// allocator short and its behaviour easy to predict.
+// allocator short and its behaviour easy to predict. A cap on cached bytes bounds what a
+// cache may hold back from other users of the memory (the CPU allocator uses one).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,7 +47,8 @@ class Allocator {
   virtual void empty_cache() {}
 };
 
-// The allocator serving `device`. The CPU allocator always exists; a GPU-like device must be
+// The allocator serving `device`. The CPU allocator (64-byte aligned; caches up to 1 GiB of
+// freed blocks, so large temporaries do not pay for fresh pages on every op) always exists; a GPU-like device must be
 // usable (gpu::require_device) or DeviceError is thrown.
 Allocator& allocator_for(Device device);
 
@@ -61,7 +64,9 @@ class RawMemory {
 
 class CachingAllocator final : public Allocator {
  public:
-  CachingAllocator(std::string device_name, std::unique_ptr<RawMemory> raw);
+  // max_cached: freed blocks beyond this many cached bytes go straight back to `raw`.
+  CachingAllocator(std::string device_name, std::unique_ptr<RawMemory> raw,
+                   size_t max_cached = SIZE_MAX);
   ~CachingAllocator() override;
   DataPtr allocate(size_t bytes, gpu::Stream stream = nullptr) override;
   MemoryStats stats() const override;
@@ -75,6 +80,8 @@ class CachingAllocator final : public Allocator {
 
   std::string device_name_;
   std::unique_ptr<RawMemory> raw_;
+  size_t max_cached_;
+  size_t cached_ = 0;
   mutable std::mutex mu_;
   // Free blocks by (stream, size).
   std::multimap<std::pair<gpu::Stream, size_t>, void*> free_;

@@ -42,9 +42,9 @@ TEST_CASE("cpu allocator counts live bytes and the peak") {
   Allocator& a = allocator_for(kCPU);
   MemoryStats s0 = a.stats();
   {
-    Tensor t = empty({1000}, kFloat64);  // 8000 bytes, rounded to 64
+    Tensor t = empty({1000}, kFloat64);  // 8000 bytes, in the 8192-byte size class
     MemoryStats s1 = a.stats();
-    CHECK(s1.allocated - s0.allocated == 8000);
+    CHECK(s1.allocated - s0.allocated == 8192);
     CHECK(s1.peak_allocated >= s1.allocated);
     a.reset_peak();
   }
@@ -89,6 +89,19 @@ TEST_CASE("caching allocator reuses blocks and keeps statistics") {
   CHECK(a.stats().reserved == 0);
   CHECK(raw->used() == 0);
   CHECK(a.allocate(0) == nullptr);
+}
+
+TEST_CASE("a cap on cached bytes sends extra blocks straight back") {
+  auto pool = std::make_unique<BoundedPool>(64 << 20);
+  BoundedPool* raw = pool.get();
+  CachingAllocator a("test:2", std::move(pool), /*max_cached=*/3 << 20);
+  {
+    DataPtr p = a.allocate(2 << 20);
+    DataPtr q = a.allocate(2 << 20);
+  }
+  CHECK(raw->releases == 1);  // only one 2 MiB block fits under the 3 MiB cap
+  CHECK(a.stats().reserved == (2 << 20));
+  CHECK(raw->used() == (2u << 20));
 }
 
 TEST_CASE("caching allocator frees its cache before giving up, then throws OutOfMemory") {
