@@ -48,13 +48,13 @@ void check_config(const LaunchSpec& s) {
   const dim3 b = s.block, g = s.grid;
   if (!b.x || !b.y || !b.z) refuse(s, kConfig, kConfigText, "a block dimension is zero");
   if (!g.x || !g.y || !g.z) refuse(s, kConfig, kConfigText, "a grid dimension is zero");
-  if (b.x > 1024 || b.y > 1024 || b.z > 64)
-    refuse(s, kConfig, kConfigText, "block dimensions are limited to (1024,1024,64)");
   const uint64_t threads = uint64_t(b.x) * b.y * b.z;
   if (threads > uint64_t(kMaxThreadsPerBlock))
     refuse(s, kConfig, kConfigText,
            ember::detail::str_cat("the block has ", threads, " threads; the limit is ",
                            kMaxThreadsPerBlock));
+  if (b.x > 1024 || b.y > 1024 || b.z > 64)
+    refuse(s, kConfig, kConfigText, "block dimensions are limited to (1024,1024,64)");
   if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u)
     refuse(s, kConfig, kConfigText, "grid dimensions are limited to (2^31-1,65535,65535)");
   size_t limit = kSharedPerBlock;
