@@ -9,3 +9,4 @@
 #include "runtime/simt/half_types.h"
 #include "runtime/simt/launch.h"
 #include "runtime/simt/vector_types.h"
+#include "runtime/simt/wmma.h"
