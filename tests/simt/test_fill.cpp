@@ -39,4 +39,16 @@ TEST_CASE("emu device: properties and memory capacity") {
   CHECK(b.malloc(0, p.total_memory + 1) == nullptr);
 }
 
+TEST_CASE("emu device: a request beyond its capacity is an OutOfMemory carrying the numbers") {
+  const Device emu = Device::parse("emu:0");
+  const size_t capacity = gpu::backend(emu).properties(0).total_memory;
+  try {
+    (void)empty({static_cast<int64_t>(capacity) + 1}, {kUInt8, emu});
+    FAIL("no OutOfMemory");
+  } catch (const OutOfMemory& e) {
+    CHECK(e.requested() >= capacity + 1);
+    CHECK(e.capacity() == capacity);
+  }
+}
+
 }  // namespace ember
