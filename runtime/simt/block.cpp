@@ -12,8 +12,9 @@
 // Note [Races under TSan]: switches into a fiber are happens-before edges from the scheduler,
 // switches back are not, so the scheduler never carries one CUDA thread's history into another.
 // Barriers and warp collectives add the edges a GPU guarantees (release on arrival, acquire on
-// departure). Fields a thread writes for the scheduler use relaxed atomics, which TSan neither
-// reports nor treats as synchronisation.
+// departure). The scheduler's work, and a thread's bookkeeping inside the emulator, run in TSan
+// ignore regions, so only the kernel's own accesses are checked; fields a thread writes for the
+// scheduler also use relaxed atomics.
 #include "runtime/simt/block.h"
 
 #include <algorithm>
@@ -85,6 +86,7 @@ Worker& Worker::current() {
 Worker* Worker::active() { return tls_active; }
 
 void Worker::run_block(const LaunchSpec& spec, uint3 block, const Options& opts) {
+  TsanIgnore ignore;
   spec_ = &spec;
   opts_ = opts;
   block_ = block;
@@ -118,9 +120,10 @@ void Worker::run_block(const LaunchSpec& spec, uint3 block, const Options& opts)
     schedule();
   } catch (...) {
     dirty_stacks_ = true;  // the fibers still on these stacks are abandoned, never resumed
+    hb_acquire(&hb_done_);
     throw;
   }
-  hb_acquire(&hb_done_);
+  hb_acquire(&hb_done_);  // what the block's threads did happens before what follows the launch
 }
 
 void Worker::schedule() {
@@ -157,19 +160,26 @@ void Worker::schedule() {
 
 void Worker::fiber_main(bctx::transfer_t t) {
   Worker* w = static_cast<Worker*>(t.data);
-  w->sched_ = t.fctx;
   after_switch(nullptr, &w->notes_);
+  tsan_ignore_begin();
+  w->sched_ = t.fctx;
   const int me = w->cur_;
+  tsan_ignore_end();
   try {
     w->spec_->body(w->spec_->closure);
   } catch (...) {
+    TsanIgnore ignore;
     w->thrown_ = std::current_exception();
   }
   hb_release(&w->hb_done_);
+  tsan_ignore_begin();
   put(w->threads_[me].state, State::Exited);
-  before_switch(nullptr, w->notes_.main_bottom, w->notes_.main_size, w->notes_.main_tsan_fiber,
+  const SwitchNotes notes = w->notes_;
+  const bctx::fcontext_t sched = w->sched_;
+  tsan_ignore_end();  // this TSan fiber is reused by the next block's thread on this stack
+  before_switch(nullptr, notes.main_bottom, notes.main_size, notes.main_tsan_fiber,
                 /*dying=*/true, /*sync=*/false);
-  bctx::jump_fcontext(w->sched_, nullptr);
+  bctx::jump_fcontext(sched, nullptr);
   __builtin_unreachable();  // an exited fiber is never resumed
 }
 
@@ -186,10 +196,15 @@ void Worker::resume(int i) {
 }
 
 void Worker::yield() {
+  tsan_ignore_begin();
+  const SwitchNotes notes = notes_;
+  const bctx::fcontext_t sched = sched_;
+  tsan_ignore_end();
   void* fake = nullptr;
-  before_switch(&fake, notes_.main_bottom, notes_.main_size, notes_.main_tsan_fiber,
+  before_switch(&fake, notes.main_bottom, notes.main_size, notes.main_tsan_fiber,
                 /*dying=*/false, /*sync=*/false);
-  bctx::transfer_t r = bctx::jump_fcontext(sched_, nullptr);
+  bctx::transfer_t r = bctx::jump_fcontext(sched, nullptr);
+  TsanIgnore ignore;
   after_switch(fake, &notes_);
   sched_ = r.fctx;
 }
@@ -207,38 +222,52 @@ void Worker::make_order() {
   }
 }
 
+// Bookkeeping runs in TSan ignore regions that end before the switch: a fiber abandoned while
+// suspended must not leave its (reused) TSan fiber ignoring the next block's accesses.
 int Worker::barrier(BarrierKind kind, int pred, const char* file, int line) {
-  Thread& t = threads_[cur_];
-  put(t.file, file);
-  put(t.line, line);
-  put(t.kind, kind);
-  put(t.pred, pred);
-  hb_release(&hb_barrier_);
-  put(t.state, State::AtBarrier);
+  {
+    TsanIgnore ignore;
+    Thread& t = threads_[cur_];
+    put(t.file, file);
+    put(t.line, line);
+    put(t.kind, kind);
+    put(t.pred, pred);
+    hb_release(&hb_barrier_);
+    hb_release(&hb_done_);
+    put(t.state, State::AtBarrier);
+  }
   yield();
+  TsanIgnore ignore;
   hb_acquire(&hb_barrier_);
   return barrier_result_;
 }
 
 uint64_t Worker::warp(WarpOp op, uint32_t mask, uint64_t value, int param, int width,
                       const char* file, int line) {
-  Thread& t = threads_[cur_];
-  put(t.op, op);
-  put(t.mask, mask);
-  put(t.value, value);
-  put(t.param, param);
-  put(t.width, width);
-  put(t.file, file);
-  put(t.line, line);
-  char* hb = &hb_warp_[cur_ / kWarpSize];
-  hb_release(hb);
-  put(t.state, State::AtWarp);
+  char* hb = nullptr;
+  {
+    TsanIgnore ignore;
+    Thread& t = threads_[cur_];
+    put(t.op, op);
+    put(t.mask, mask);
+    put(t.value, value);
+    put(t.param, param);
+    put(t.width, width);
+    put(t.file, file);
+    put(t.line, line);
+    hb = &hb_warp_[cur_ / kWarpSize];
+    hb_release(hb);
+    hb_release(&hb_done_);
+    put(t.state, State::AtWarp);
+  }
   yield();
+  TsanIgnore ignore;
   hb_acquire(hb);
-  return t.result;
+  return threads_[cur_].result;
 }
 
 uint32_t Worker::active_mask() const {
+  TsanIgnore ignore;
   const int lo = cur_ / kWarpSize * kWarpSize, hi = std::min(n_, lo + kWarpSize);
   uint32_t m = 0;
   for (int l = lo; l < hi; ++l)

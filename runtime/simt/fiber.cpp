@@ -26,6 +26,11 @@
 #endif
 #ifdef EMBER_SIMT_TSAN
 #include <sanitizer/tsan_interface.h>
+// TSan's dynamic-annotation entry points (exported by the TSan runtime).
+extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
+extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
+extern "C" void AnnotateIgnoreWritesBegin(const char* file, int line);
+extern "C" void AnnotateIgnoreWritesEnd(const char* file, int line);
 #endif
 
 namespace ember::simt::detail {
@@ -113,6 +118,20 @@ void* current_tsan_fiber() {
   return __tsan_get_current_fiber();
 #else
   return nullptr;
+#endif
+}
+
+void tsan_ignore_begin() {
+#ifdef EMBER_SIMT_TSAN
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+  AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+#endif
+}
+
+void tsan_ignore_end() {
+#ifdef EMBER_SIMT_TSAN
+  AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
 #endif
 }
 

@@ -50,6 +50,17 @@ void after_switch(void* fake_stack, SwitchNotes* learn_main);
 // Makes a stack reusable after its fiber was abandoned mid-run (clears ASan poisoning).
 void recycle_stack(Stack& s);
 void* current_tsan_fiber();
+// The emulator's own bookkeeping is invisible to TSan between these calls (per fiber), so only
+// kernel code's accesses are checked (Note [Races under TSan] in block.cpp).
+void tsan_ignore_begin();
+void tsan_ignore_end();
+class TsanIgnore {
+ public:
+  TsanIgnore() { tsan_ignore_begin(); }
+  ~TsanIgnore() { tsan_ignore_end(); }
+  TsanIgnore(const TsanIgnore&) = delete;
+  TsanIgnore& operator=(const TsanIgnore&) = delete;
+};
 // Happens-before edges for TSan through a sync object (no-ops in other builds).
 void hb_release(void* addr);
 void hb_acquire(void* addr);

@@ -37,6 +37,14 @@ void check_still_usable() {
 
 std::string site(int line) { return "kernels_bugs.cuh:" + std::to_string(line); }
 
+// Under ThreadSanitizer the missing barrier is reported as the data race it is, which fails the
+// run; that build checks races, this test checks the thread orders.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 }  // namespace
 
 TEST_CASE("an early return before a barrier is reported as a deadlock") {
@@ -50,7 +58,8 @@ TEST_CASE("an early return before a barrier is reported as a deadlock") {
     CAPTURE(e);
     CHECK(contains(e, "deadlock"));
     CHECK(contains(e, "early_return_kernel"));
-    CHECK(contains(e, "block (0,0,0)"));
+    // With two workers either block may fail first.
+    CHECK((contains(e, "block (0,0,0)") || (c.workers > 1 && contains(e, "block (1,0,0)"))));
     CHECK(contains(e, "48 threads (first thread ("));
     CHECK(contains(e, site(kEarlyReturnBarrierLine)));
     CHECK(contains(e, "16 threads of the block"));
@@ -92,7 +101,8 @@ TEST_CASE("a shuffle in divergent code is reported") {
   }
 }
 
-TEST_CASE("a missing barrier gives a wrong answer in at least one order") {
+TEST_CASE("a missing barrier gives a wrong answer in at least one order" *
+          doctest::skip(kThreadSanitizer)) {
   const int threads = 64;
   int wrong_orders = 0;
   for (const Config& c : all_configs()) {
