@@ -42,8 +42,9 @@ void BM_FiberRoundTrip(benchmark::State& state) {
   const int rounds = 10000;
   int sink = 0;
   for (auto _ : state) EMBER_LAUNCH(barriers_kernel, dim3(1), dim3(1), 0, nullptr, rounds, &sink);
-  state.counters["ns_per_switch"] = benchmark::Counter(
-      double(state.iterations()) * rounds * 2, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_switch"] =
+      benchmark::Counter(double(state.iterations()) * rounds * 2,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_FiberRoundTrip)->Unit(benchmark::kMillisecond);
 
@@ -66,10 +67,10 @@ void BM_Sgemm256(benchmark::State& state) {
   for (float& x : A) x = d(rng);
   for (float& x : B) x = d(rng);
   for (auto _ : state)
-    EMBER_LAUNCH(sgemm_tiled_kernel, dim3(n / kTile, n / kTile), dim3(kTile, kTile), 0, nullptr,
-                 n, n, n, A.data(), B.data(), C.data());
-  state.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n * double(state.iterations()),
-                                                benchmark::Counter::kIsRate);
+    EMBER_LAUNCH(sgemm_tiled_kernel, dim3(n / kTile, n / kTile), dim3(kTile, kTile), 0, nullptr, n,
+                 n, n, A.data(), B.data(), C.data());
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Sgemm256)->Unit(benchmark::kMillisecond);
 

@@ -38,16 +38,15 @@ inline void check_launch(const char* kernel, const char* file, int line) {
 }
 }  // namespace ember::kernels::detail
 
-#define EMBER_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                      \
-  do {                                                                                    \
-    kernel<<<(grid), (block), (shared_bytes), static_cast<cudaStream_t>(stream)>>>(       \
-        __VA_ARGS__);                                                                     \
-    ::ember::kernels::detail::check_launch(#kernel, __FILE__, __LINE__);                  \
+#define EMBER_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                             \
+  do {                                                                                           \
+    kernel<<<(grid), (block), (shared_bytes), static_cast<cudaStream_t>(stream)>>>(__VA_ARGS__); \
+    ::ember::kernels::detail::check_launch(#kernel, __FILE__, __LINE__);                         \
   } while (0)
-#define EMBER_DYNAMIC_SHARED(T, name)                                       \
-  extern __shared__ __align__(16) unsigned char ember_dynamic_shared_[];   \
+#define EMBER_DYNAMIC_SHARED(T, name)                                    \
+  extern __shared__ __align__(16) unsigned char ember_dynamic_shared_[]; \
   T* name = reinterpret_cast<T*>(ember_dynamic_shared_)
-#define EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)                                  \
+#define EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)                                          \
   EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                         static_cast<int>(bytes)))
 

@@ -24,30 +24,30 @@ inline T atomic_update(T* addr, F f) {  // compare-and-swap loop for floating po
 }
 }  // namespace ember::simt
 
-#define EMBER_SIMT_ATOMIC_INT(T)                                                           \
-  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_RELAXED); }     \
-  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED); }     \
-  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_RELAXED); }     \
-  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_RELAXED); }       \
-  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_RELAXED); }     \
-  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_RELAXED); }   \
-  inline T atomicCAS(T* a, T cmp, T v) {                                                   \
-    __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);    \
-    return cmp;                                                                            \
-  }                                                                                        \
-  inline T atomicMin(T* a, T v) {                                                          \
-    T old = __atomic_load_n(a, __ATOMIC_RELAXED);                                          \
-    while (v < old &&                                                                      \
+#define EMBER_SIMT_ATOMIC_INT(T)                                                               \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_RELAXED); }         \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED); }         \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_RELAXED); }         \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_RELAXED); }           \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_RELAXED); }         \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_RELAXED); }       \
+  inline T atomicCAS(T* a, T cmp, T v) {                                                       \
+    __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);        \
+    return cmp;                                                                                \
+  }                                                                                            \
+  inline T atomicMin(T* a, T v) {                                                              \
+    T old = __atomic_load_n(a, __ATOMIC_RELAXED);                                              \
+    while (v < old &&                                                                          \
            !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) \
-      ;                                                                                    \
-    return old;                                                                            \
-  }                                                                                        \
-  inline T atomicMax(T* a, T v) {                                                          \
-    T old = __atomic_load_n(a, __ATOMIC_RELAXED);                                          \
-    while (v > old &&                                                                      \
+      ;                                                                                        \
+    return old;                                                                                \
+  }                                                                                            \
+  inline T atomicMax(T* a, T v) {                                                              \
+    T old = __atomic_load_n(a, __ATOMIC_RELAXED);                                              \
+    while (v > old &&                                                                          \
            !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) \
-      ;                                                                                    \
-    return old;                                                                            \
+      ;                                                                                        \
+    return old;                                                                                \
   }
 
 EMBER_SIMT_ATOMIC_INT(int)

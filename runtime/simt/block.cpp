@@ -282,12 +282,12 @@ void Worker::on_warp_arrival(int i) {
   const WarpOp op = get(t.op);
   if (!((mask >> (i - lo)) & 1u))
     fail(ember::detail::str_cat(thread_name(i), " calls ", op_name(op), " at ", wait_site(i),
-                         " with mask 0x", std::hex, mask, std::dec,
-                         " that does not name its own lane ", i - lo));
+                                " with mask 0x", std::hex, mask, std::dec,
+                                " that does not name its own lane ", i - lo));
   const int width = get(t.width);
   if (op != WarpOp::Sync && (width <= 0 || width > kWarpSize || (width & (width - 1))))
     fail(ember::detail::str_cat(thread_name(i), " calls ", op_name(op), " at ", wait_site(i),
-                         " with width ", width, "; it must be a power of two up to 32"));
+                                " with width ", width, "; it must be a power of two up to 32"));
   for (int l = lo; l < hi; ++l) {
     if (!((mask >> (l - lo)) & 1u)) continue;
     const State s = get(threads_[l].state);
@@ -298,15 +298,16 @@ void Worker::on_warp_arrival(int i) {
   for (int l = lo; l < hi; ++l) {
     if (!((mask >> (l - lo)) & 1u)) continue;
     const Thread& o = threads_[l];
-    const bool same = get(o.op) == op && get(o.mask) == mask &&
-                      (op == WarpOp::Sync || same_site(get(o.file), get(o.line), get(t.file), get(t.line)));
+    const bool same =
+        get(o.op) == op && get(o.mask) == mask &&
+        (op == WarpOp::Sync || same_site(get(o.file), get(o.line), get(t.file), get(t.line)));
     if (!same)
-      fail(ember::detail::str_cat("warp collective in divergent code: in warp ", i / kWarpSize, ", ",
-                           thread_name(i), " is at ", op_name(op), "(mask 0x", std::hex, mask,
-                           std::dec, ") at ", wait_site(i), " while ", thread_name(l), " is at ",
-                           op_name(get(o.op)), "(mask 0x", std::hex, get(o.mask), std::dec,
-                           ") at ", wait_site(l),
-                           "; all lanes named in a mask must reach the same collective"));
+      fail(ember::detail::str_cat("warp collective in divergent code: in warp ", i / kWarpSize,
+                                  ", ", thread_name(i), " is at ", op_name(op), "(mask 0x",
+                                  std::hex, mask, std::dec, ") at ", wait_site(i), " while ",
+                                  thread_name(l), " is at ", op_name(get(o.op)), "(mask 0x",
+                                  std::hex, get(o.mask), std::dec, ") at ", wait_site(l),
+                                  "; all lanes named in a mask must reach the same collective"));
   }
   uint32_t ballot = 0, present = 0;
   for (int l = lo; l < hi; ++l) {
@@ -361,17 +362,18 @@ void Worker::resolve_stall() {
           same_site(get(threads_[i].file), get(threads_[i].line), get(threads_[first].file),
                     get(threads_[first].line)))
         ++at_first;
-    fail(ember::detail::str_cat("divergent barriers: ", at_first, " threads (first ", thread_name(first),
-                         ") wait at __syncthreads at ", wait_site(first), " and ",
-                         waiting - at_first, " (first ", thread_name(other), ") at ",
-                         wait_site(other), exited_ ? ember::detail::str_cat("; ", exited_, " exited") : "",
-                         "; every thread of a block must reach the same barrier"));
+    fail(ember::detail::str_cat("divergent barriers: ", at_first, " threads (first ",
+                                thread_name(first), ") wait at __syncthreads at ", wait_site(first),
+                                " and ", waiting - at_first, " (first ", thread_name(other),
+                                ") at ", wait_site(other),
+                                exited_ ? ember::detail::str_cat("; ", exited_, " exited") : "",
+                                "; every thread of a block must reach the same barrier"));
   }
   if (exited_ > 0)
     fail(ember::detail::str_cat("deadlock: ", waiting, " threads (first ", thread_name(first),
-                         ") wait at __syncthreads at ", wait_site(first), " but ", exited_,
-                         " threads of the block (first ", thread_name(first_exited_),
-                         ") returned without reaching it; a GPU hangs or misbehaves here"));
+                                ") wait at __syncthreads at ", wait_site(first), " but ", exited_,
+                                " threads of the block (first ", thread_name(first_exited_),
+                                ") returned without reaching it; a GPU hangs or misbehaves here"));
   int count = 0;
   for (int i = 0; i < n_; ++i) count += get(threads_[i].pred) != 0;
   switch (get(threads_[first].kind)) {
@@ -395,13 +397,13 @@ void Worker::report_warp_stall(int i) const {
     if (s == State::Exited)
       why = ember::detail::str_cat(thread_name(l), " (lane ", l - lo, ") has returned");
     else if (s == State::AtBarrier)
-      why = ember::detail::str_cat(thread_name(l), " (lane ", l - lo, ") waits at __syncthreads at ",
-                            wait_site(l));
+      why = ember::detail::str_cat(thread_name(l), " (lane ", l - lo,
+                                   ") waits at __syncthreads at ", wait_site(l));
   }
   fail(ember::detail::str_cat("warp collective in divergent code: ", thread_name(i), " waits at ",
-                       op_name(get(threads_[i].op)), "(mask 0x", std::hex, mask, std::dec,
-                       ") at ", wait_site(i), " but ", why,
-                       "; all lanes named in a mask must reach the same collective"));
+                              op_name(get(threads_[i].op)), "(mask 0x", std::hex, mask, std::dec,
+                              ") at ", wait_site(i), " but ", why,
+                              "; all lanes named in a mask must reach the same collective"));
 }
 
 void Worker::fail(const std::string& what) const {
@@ -441,8 +443,6 @@ uint64_t warp_collective(WarpOp op, uint32_t mask, uint64_t value, int param, in
 
 uint32_t active_mask() { return running("__activemask").active_mask(); }
 
-unsigned char* dynamic_shared_memory() {
-  return running("dynamic shared memory").dynamic_shared();
-}
+unsigned char* dynamic_shared_memory() { return running("dynamic shared memory").dynamic_shared(); }
 
 }  // namespace ember::simt

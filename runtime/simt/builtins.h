@@ -80,9 +80,9 @@ struct SyncWarp {
 #define __ballot_sync(mask, pred) \
   ::ember::simt::vote(::ember::simt::WarpOp::Ballot, __FILE__, __LINE__, (mask), (pred))
 #define __any_sync(mask, pred) \
-  static_cast<int>(         \
+  static_cast<int>(            \
       ::ember::simt::vote(::ember::simt::WarpOp::Any, __FILE__, __LINE__, (mask), (pred)))
 #define __all_sync(mask, pred) \
-  static_cast<int>(         \
+  static_cast<int>(            \
       ::ember::simt::vote(::ember::simt::WarpOp::All, __FILE__, __LINE__, (mask), (pred)))
 #define __activemask() ::ember::simt::active_mask()

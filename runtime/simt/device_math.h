@@ -3,12 +3,12 @@
 // must compare with tolerances that cover the GPU's approximations.
 #pragma once
 
+#include <math.h>  // expf, sqrtf, fmaf, ... in the global namespace, as CUDA has them
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
-
-#include <math.h>  // expf, sqrtf, fmaf, ... in the global namespace, as CUDA has them
 
 namespace ember::simt {
 template <typename To, typename From>

@@ -2,10 +2,9 @@
 // with the fiber-switch annotations AddressSanitizer and ThreadSanitizer need.
 #pragma once
 
+#include <boost/context/detail/fcontext.hpp>
 #include <cstddef>
 #include <vector>
-
-#include <boost/context/detail/fcontext.hpp>
 
 namespace ember::simt::detail {
 

@@ -25,11 +25,16 @@ size_t parse_size(const char* name, const char* s, size_t fallback) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(s, &end, 10);
   size_t scale = 1;
-  if (*end == 'K' || *end == 'k') scale = size_t(1) << 10, ++end;
-  else if (*end == 'M' || *end == 'm') scale = size_t(1) << 20, ++end;
-  else if (*end == 'G' || *end == 'g') scale = size_t(1) << 30, ++end;
-  EMBER_CHECK_VALUE(*end == '\0' && v > 0, name, ": expected a positive number (suffix K, M or G "
-                    "allowed), got '", s, "'");
+  if (*end == 'K' || *end == 'k')
+    scale = size_t(1) << 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    scale = size_t(1) << 20, ++end;
+  else if (*end == 'G' || *end == 'g')
+    scale = size_t(1) << 30, ++end;
+  EMBER_CHECK_VALUE(*end == '\0' && v > 0, name,
+                    ": expected a positive number (suffix K, M or G "
+                    "allowed), got '",
+                    s, "'");
   return static_cast<size_t>(v) * scale;
 }
 
@@ -51,12 +56,12 @@ class EmuBackend final : public Backend {
 
   DeviceType type() const override { return DeviceType::EMU; }
   Availability availability() override {
-    return {true,
-            detail::str_cat(count_, " device", count_ == 1 ? "" : "s", ", ",
-                            simt::options().workers, " worker thread",
-                            simt::options().workers == 1 ? "" : "s", ", thread order ",
-                            simt::order_name(simt::options().order)),
-            0, 0};
+    return {
+        true,
+        detail::str_cat(count_, " device", count_ == 1 ? "" : "s", ", ", simt::options().workers,
+                        " worker thread", simt::options().workers == 1 ? "" : "s",
+                        ", thread order ", simt::order_name(simt::options().order)),
+        0, 0};
   }
   int device_count() override { return count_; }
 
@@ -143,11 +148,13 @@ class EmuBackend final : public Backend {
     const EmuEvent* s = static_cast<const EmuEvent*>(a);
     const EmuEvent* e = static_cast<const EmuEvent*>(b);
     if (!s->timing || !e->timing)
-      EMBER_THROW(CudaError, "CUDA error cudaErrorInvalidResourceHandle (invalid resource handle) "
-                             "in event_elapsed_ms on emu: an event was created without timing");
+      EMBER_THROW(CudaError,
+                  "CUDA error cudaErrorInvalidResourceHandle (invalid resource handle) "
+                  "in event_elapsed_ms on emu: an event was created without timing");
     if (!s->recorded || !e->recorded)
-      EMBER_THROW(CudaError, "CUDA error cudaErrorInvalidResourceHandle (invalid resource handle) "
-                             "in event_elapsed_ms on emu: an event was never recorded");
+      EMBER_THROW(CudaError,
+                  "CUDA error cudaErrorInvalidResourceHandle (invalid resource handle) "
+                  "in event_elapsed_ms on emu: an event was never recorded");
     return std::chrono::duration<float, std::milli>(e->at - s->at).count();
   }
   // Launch failures are thrown by the launch itself (simt::run_launch); nothing is left pending.
@@ -156,9 +163,9 @@ class EmuBackend final : public Backend {
  private:
   void check(int device) const {
     if (device < 0 || device >= count_)
-      EMBER_THROW(CudaError, "CUDA error cudaErrorInvalidDevice (invalid device ordinal): emu:",
-                  device, " does not exist (", count_, " emulated device",
-                  count_ == 1 ? "" : "s", ")");
+      EMBER_THROW(CudaError,
+                  "CUDA error cudaErrorInvalidDevice (invalid device ordinal): emu:", device,
+                  " does not exist (", count_, " emulated device", count_ == 1 ? "" : "s", ")");
   }
 
   int count_ = 1;

@@ -52,7 +52,7 @@ void check_config(const LaunchSpec& s) {
   if (threads > uint64_t(kMaxThreadsPerBlock))
     refuse(s, kConfig, kConfigText,
            ember::detail::str_cat("the block has ", threads, " threads; the limit is ",
-                           kMaxThreadsPerBlock));
+                                  kMaxThreadsPerBlock));
   if (b.x > 1024 || b.y > 1024 || b.z > 64)
     refuse(s, kConfig, kConfigText, "block dimensions are limited to (1024,1024,64)");
   if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u)
@@ -64,12 +64,15 @@ void check_config(const LaunchSpec& s) {
     if (it != g_max_shared.end()) limit = it->second;
   }
   if (s.shared_bytes > limit)
-    refuse(s, "cudaErrorInvalidValue", "invalid argument",
-           ember::detail::str_cat(s.shared_bytes, " bytes of dynamic shared memory requested; the limit "
-                           "for this kernel is ", limit,
-                           limit == kSharedPerBlock
-                               ? " (raise it with EMBER_SET_MAX_DYNAMIC_SHARED, up to 232448)"
-                               : ""));
+    refuse(
+        s, "cudaErrorInvalidValue", "invalid argument",
+        ember::detail::str_cat(s.shared_bytes,
+                               " bytes of dynamic shared memory requested; the limit "
+                               "for this kernel is ",
+                               limit,
+                               limit == kSharedPerBlock
+                                   ? " (raise it with EMBER_SET_MAX_DYNAMIC_SHARED, up to 232448)"
+                                   : ""));
 }
 
 uint3 block_at(const dim3& g, uint64_t b) {
@@ -113,8 +116,10 @@ Options parse_order(const std::string& text, Options base) {
       base.seed = seed;
     }
   } else {
-    EMBER_THROW(ValueError, "EMBER_SIMT_ORDER: expected forward, reverse, random or random:SEED, "
-                            "got '", text, "'");
+    EMBER_THROW(ValueError,
+                "EMBER_SIMT_ORDER: expected forward, reverse, random or random:SEED, "
+                "got '",
+                text, "'");
   }
   return base;
 }

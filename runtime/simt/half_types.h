@@ -14,14 +14,14 @@ struct __half {
   unsigned short __x;
   __half() = default;
   __half(float f) : __x(ember::float_to_half_bits(f)) {}  // NOLINT: implicit as in CUDA
-  __half(double d) : __half(static_cast<float>(d)) {}    // NOLINT
-  __half(int i) : __half(static_cast<float>(i)) {}       // NOLINT
+  __half(double d) : __half(static_cast<float>(d)) {}     // NOLINT
+  __half(int i) : __half(static_cast<float>(i)) {}        // NOLINT
   operator float() const { return ember::half_bits_to_float(__x); }
 };
 struct __nv_bfloat16 {
   unsigned short __x;
   __nv_bfloat16() = default;
-  __nv_bfloat16(float f) : __x(ember::float_to_bf16_bits(f)) {}  // NOLINT
+  __nv_bfloat16(float f) : __x(ember::float_to_bf16_bits(f)) {}      // NOLINT
   __nv_bfloat16(double d) : __nv_bfloat16(static_cast<float>(d)) {}  // NOLINT
   __nv_bfloat16(int i) : __nv_bfloat16(static_cast<float>(i)) {}     // NOLINT
   operator float() const { return ember::bf16_bits_to_float(__x); }

@@ -20,8 +20,8 @@ enum class Order { Forward, Reverse, Random };
 
 struct Options {
   Order order = Order::Forward;
-  uint64_t seed = 0;            // for Order::Random
-  int workers = 1;              // OS threads that run blocks
+  uint64_t seed = 0;               // for Order::Random
+  int workers = 1;                 // OS threads that run blocks
   size_t stack_bytes = 64 * 1024;  // per CUDA thread, plus one guard page
 };
 
@@ -47,8 +47,8 @@ struct LaunchSpec {
   const char* file = "";
   int line = 0;
   dim3 grid, block;
-  size_t shared_bytes = 0;        // dynamic shared memory per block
-  const void* func = nullptr;     // identifies the kernel (for the opt-in shared memory limit)
+  size_t shared_bytes = 0;     // dynamic shared memory per block
+  const void* func = nullptr;  // identifies the kernel (for the opt-in shared memory limit)
   void (*body)(const void* closure) = nullptr;  // runs the kernel for the current thread
   const void* closure = nullptr;
 };

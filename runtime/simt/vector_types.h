@@ -3,20 +3,20 @@
 // CUDA's vector_types.h so a kernel's vectorised loads mean the same thing in both worlds.
 #pragma once
 
-#define EMBER_SIMT_VEC2(T, name, align)                                          \
-  struct alignas(align) name {                                                   \
-    T x, y;                                                                      \
-  };                                                                             \
+#define EMBER_SIMT_VEC2(T, name, align) \
+  struct alignas(align) name {          \
+    T x, y;                             \
+  };                                    \
   inline constexpr name make_##name(T x, T y) { return name{x, y}; }
-#define EMBER_SIMT_VEC3(T, name)                                                 \
-  struct name {                                                                  \
-    T x, y, z;                                                                   \
-  };                                                                             \
+#define EMBER_SIMT_VEC3(T, name) \
+  struct name {                  \
+    T x, y, z;                   \
+  };                             \
   inline constexpr name make_##name(T x, T y, T z) { return name{x, y, z}; }
-#define EMBER_SIMT_VEC4(T, name, align)                                          \
-  struct alignas(align) name {                                                   \
-    T x, y, z, w;                                                                \
-  };                                                                             \
+#define EMBER_SIMT_VEC4(T, name, align) \
+  struct alignas(align) name {          \
+    T x, y, z, w;                       \
+  };                                    \
   inline constexpr name make_##name(T x, T y, T z, T w) { return name{x, y, z, w}; }
 
 EMBER_SIMT_VEC2(signed char, char2, 2)

@@ -14,8 +14,9 @@ struct Config {
   uint64_t seed;
   int workers;
   std::string name() const {
-    return simt::order_name(order) + (order == simt::Order::Random ? ":" + std::to_string(seed) : "") +
-           ", " + std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
+    return simt::order_name(order) +
+           (order == simt::Order::Random ? ":" + std::to_string(seed) : "") + ", " +
+           std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
   }
 };
 

@@ -52,9 +52,8 @@ TEST_CASE("an early return before a barrier is reported as a deadlock") {
     CAPTURE(c.name());
     ScopedOptions opts(c);
     std::vector<float> out(64);
-    const std::string e = error_of([&] {
-      EMBER_LAUNCH(early_return_kernel, dim3(2), dim3(64), 0, nullptr, out.data());
-    });
+    const std::string e = error_of(
+        [&] { EMBER_LAUNCH(early_return_kernel, dim3(2), dim3(64), 0, nullptr, out.data()); });
     CAPTURE(e);
     CHECK(contains(e, "deadlock"));
     CHECK(contains(e, "early_return_kernel"));
@@ -72,9 +71,8 @@ TEST_CASE("threads at different barriers are reported as divergent") {
     CAPTURE(c.name());
     ScopedOptions opts(c);
     std::vector<float> out(64);
-    const std::string e = error_of([&] {
-      EMBER_LAUNCH(divergent_barrier_kernel, dim3(1), dim3(64), 0, nullptr, out.data());
-    });
+    const std::string e = error_of(
+        [&] { EMBER_LAUNCH(divergent_barrier_kernel, dim3(1), dim3(64), 0, nullptr, out.data()); });
     CAPTURE(e);
     CHECK(contains(e, "divergent barriers"));
     CHECK(contains(e, "divergent_barrier_kernel"));
@@ -89,9 +87,8 @@ TEST_CASE("a shuffle in divergent code is reported") {
     CAPTURE(c.name());
     ScopedOptions opts(c);
     std::vector<float> out(64);
-    const std::string e = error_of([&] {
-      EMBER_LAUNCH(divergent_shuffle_kernel, dim3(1), dim3(64), 0, nullptr, out.data());
-    });
+    const std::string e = error_of(
+        [&] { EMBER_LAUNCH(divergent_shuffle_kernel, dim3(1), dim3(64), 0, nullptr, out.data()); });
     CAPTURE(e);
     CHECK(contains(e, "warp collective in divergent code"));
     CHECK(contains(e, "__shfl_down_sync"));
@@ -121,15 +118,13 @@ TEST_CASE("a missing barrier gives a wrong answer in at least one order" *
 
 TEST_CASE("launch configurations a GPU refuses are refused with CUDA's error") {
   std::vector<float> out(4096);
-  std::string e = error_of([&] {
-    EMBER_LAUNCH(divergent_barrier_kernel, dim3(1), dim3(2048), 0, nullptr, out.data());
-  });
+  std::string e = error_of(
+      [&] { EMBER_LAUNCH(divergent_barrier_kernel, dim3(1), dim3(2048), 0, nullptr, out.data()); });
   CHECK(contains(e, "cudaErrorInvalidConfiguration"));
   CHECK(contains(e, "2048 threads"));
   CHECK(contains(e, "divergent_barrier_kernel"));
-  e = error_of([&] {
-    EMBER_LAUNCH(divergent_barrier_kernel, dim3(0), dim3(32), 0, nullptr, out.data());
-  });
+  e = error_of(
+      [&] { EMBER_LAUNCH(divergent_barrier_kernel, dim3(0), dim3(32), 0, nullptr, out.data()); });
   CHECK(contains(e, "cudaErrorInvalidConfiguration"));
   e = error_of([&] {
     EMBER_LAUNCH(divergent_barrier_kernel, dim3(1), dim3(32, 1, 65), 0, nullptr, out.data());

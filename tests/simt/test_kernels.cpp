@@ -122,9 +122,9 @@ TEST_CASE("dynamic shared memory: correct with a barrier, opt-in limit enforced"
         CHECK(y[b * threads + t] == float(b * threads + threads - 1 - t) * 0.5f);
   }
   std::vector<float> y(x.size());
-  CHECK_THROWS_WITH_AS(EMBER_LAUNCH(reverse_kernel, dim3(1), dim3(threads), 64 * 1024, nullptr,
-                                    x.data(), y.data()),
-                       doctest::Contains("cudaErrorInvalidValue"), CudaError);
+  CHECK_THROWS_WITH_AS(
+      EMBER_LAUNCH(reverse_kernel, dim3(1), dim3(threads), 64 * 1024, nullptr, x.data(), y.data()),
+      doctest::Contains("cudaErrorInvalidValue"), CudaError);
   EMBER_SET_MAX_DYNAMIC_SHARED(reverse_kernel, 100 * 1024);
   EMBER_LAUNCH(reverse_kernel, dim3(1), dim3(threads), 64 * 1024, nullptr, x.data(), y.data());
   CHECK(y[0] == x[threads - 1]);
