@@ -155,23 +155,27 @@ void run_launch(const LaunchSpec& spec) {
     for (uint64_t b = 0; b < blocks; ++b) w.run_block(spec, block_at(spec.grid, b), opts);
     return;
   }
-  // The calling thread is worker 0; the others are started for this launch.
+  // The calling thread is worker 0; the others are started for this launch. Blocks are handed out
+  // in increasing order and a worker stops only between blocks, so every block before the
+  // lowest-numbered failing one has run: reporting that block makes the report the same as with
+  // one worker.
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex err_mutex;
   std::exception_ptr err;
+  uint64_t err_block = blocks;
   auto work = [&] {
-    try {
-      detail::Worker& w = detail::Worker::current();
-      while (!stop.load(std::memory_order_relaxed)) {
-        const uint64_t b = next.fetch_add(1);
-        if (b >= blocks) break;
+    detail::Worker& w = detail::Worker::current();
+    while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t b = next.fetch_add(1);
+      if (b >= blocks) break;
+      try {
         w.run_block(spec, block_at(spec.grid, b), opts);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(err_mutex);
+        if (b < err_block) err = std::current_exception(), err_block = b;
+        stop = true;
       }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(err_mutex);
-      if (!err) err = std::current_exception();
-      stop = true;
     }
   };
   std::vector<std::thread> threads;
