@@ -1,0 +1,20 @@
+# The SIMT emulator and the two builds of every CUDA kernel source.
+#
+# Every kernels/cuda/*.cu is compiled twice into `ember`: by g++ against runtime/simt, through a
+# generated one-line .cpp that includes it (namespace ember::kernels::emu), and, when CUDA is
+# enabled, by nvcc (namespace ember::kernels::cuda). See kernels/cuda/compat.h.
+file(GLOB EMBER_SIMT_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/runtime/simt/*.cpp)
+target_sources(ember PRIVATE ${EMBER_SIMT_SOURCES})
+target_link_libraries(ember PRIVATE Boost::context)
+
+file(GLOB EMBER_CUDA_KERNELS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/*.cu)
+foreach(cu ${EMBER_CUDA_KERNELS})
+  get_filename_component(name ${cu} NAME_WE)
+  set(emu_cpp ${CMAKE_CURRENT_BINARY_DIR}/generated/simt/${name}_emu.cpp)
+  # file(CONFIGURE) rewrites the file only when its content changes: no needless rebuilds.
+  file(CONFIGURE OUTPUT ${emu_cpp} CONTENT "#include \"${cu}\"\n" @ONLY)
+  target_sources(ember PRIVATE ${emu_cpp})
+  if(EMBER_HAVE_CUDA)
+    target_sources(ember PRIVATE ${cu})
+  endif()
+endforeach()

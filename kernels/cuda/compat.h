@@ -1,0 +1,78 @@
+// The only header a kernel file (kernels/cuda/*.cu) includes: one kernel source, two compilers.
+//
+// Under nvcc it brings the CUDA headers; under g++ it brings the SIMT emulator (runtime/simt),
+// which runs the same source on the CPU as the `emu` device. It defines:
+//   EMBER_KERNEL_NS      `cuda` under nvcc, `emu` under g++: put a file's kernels and launchers
+//                        in ember::kernels::EMBER_KERNEL_NS so both copies link into one library.
+//   EMBER_LAUNCH(kernel, grid, block, shared_bytes, stream, args...)
+//                        the only way to launch (no <<<>>> in kernel files). Throws CudaError when
+//                        the launch fails. A template kernel with several template arguments is
+//                        launched through a pointer: `auto* k = &tile_kernel<16, 8>;`.
+//   EMBER_DYNAMIC_SHARED(T, name)   declares `T* name` pointing at the dynamic shared memory.
+//   EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)   opts a kernel in to more than 48 KiB of it.
+//   EMBER_EMULATED       1 under g++, 0 under nvcc (guard for code with no emulator fallback).
+// Rules for kernel files: docs/emulator.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/gpu.h"
+
+#if defined(__CUDACC__)
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+
+#include "runtime/cuda_check.h"
+
+#define EMBER_KERNEL_NS cuda
+#define EMBER_EMULATED 0
+
+namespace ember::kernels::detail {
+inline void check_launch(const char* kernel, const char* file, int line) {
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) ::ember::detail::throw_cuda_error(err, kernel, file, line);
+}
+}  // namespace ember::kernels::detail
+
+#define EMBER_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                             \
+  do {                                                                                           \
+    kernel<<<(grid), (block), (shared_bytes), static_cast<cudaStream_t>(stream)>>>(__VA_ARGS__); \
+    ::ember::kernels::detail::check_launch(#kernel, __FILE__, __LINE__);                         \
+  } while (0)
+#define EMBER_DYNAMIC_SHARED(T, name)                                    \
+  extern __shared__ __align__(16) unsigned char ember_dynamic_shared_[]; \
+  T* name = reinterpret_cast<T*>(ember_dynamic_shared_)
+#define EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)                                          \
+  EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                        static_cast<int>(bytes)))
+
+#else  // g++: the SIMT emulator
+
+#include "runtime/simt/device_api.h"
+
+#define EMBER_KERNEL_NS emu
+#define EMBER_EMULATED 1
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __shared__ static thread_local  // a worker runs one block at a time
+#define __constant__
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+
+#define EMBER_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                          \
+  ::ember::simt::launch(#kernel, __FILE__, __LINE__, kernel, (grid), (block), (shared_bytes), \
+                        (stream), ##__VA_ARGS__)
+#define EMBER_DYNAMIC_SHARED(T, name) \
+  T* name = reinterpret_cast<T*>(::ember::simt::dynamic_shared_memory())
+#define EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes) \
+  ::ember::simt::set_max_dynamic_shared(reinterpret_cast<const void*>(kernel), (bytes))
+
+#endif

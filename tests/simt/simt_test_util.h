@@ -1,0 +1,49 @@
+// Helpers for the emulator's tests: run a body under every thread order and worker count.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/error.h"
+#include "runtime/simt/simt.h"
+
+namespace ember::simt_test {
+
+struct Config {
+  simt::Order order;
+  uint64_t seed;
+  int workers;
+  std::string name() const {
+    return simt::order_name(order) +
+           (order == simt::Order::Random ? ":" + std::to_string(seed) : "") + ", " +
+           std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
+  }
+};
+
+// Forward, reverse and two random orders, each with one and two workers.
+inline std::vector<Config> all_configs() {
+  std::vector<Config> out;
+  for (int w : {1, 2})
+    for (Config c : {Config{simt::Order::Forward, 0, w}, Config{simt::Order::Reverse, 0, w},
+                     Config{simt::Order::Random, 1, w}, Config{simt::Order::Random, 77, w}})
+      out.push_back(c);
+  return out;
+}
+
+// Sets the emulator's options for a scope, restoring the previous ones after.
+class ScopedOptions {
+ public:
+  explicit ScopedOptions(const Config& c) : saved_(simt::options()) {
+    simt::Options o = saved_;
+    o.order = c.order;
+    o.seed = c.seed;
+    o.workers = c.workers;
+    simt::set_options(o);
+  }
+  ~ScopedOptions() { simt::set_options(saved_); }
+
+ private:
+  simt::Options saved_;
+};
+
+}  // namespace ember::simt_test
