@@ -1,7 +1,26 @@
 #!/usr/bin/env bash
 # Every test suite: install what is missing, build in Release, run ctest (GPU-labelled tests
-# skip cleanly without a GPU). Exits non-zero on any failure.
+# skip cleanly without a GPU); then the sanitizer builds: the CPU suites under ASan+UBSan, and
+# the emulator's suite under TSan, each with a seeded bug its sanitizer must report.
+# Exits non-zero on any failure. Arguments go to the first ctest run (e.g. -R ops).
+# EMBER_TEST_SANITIZERS=0 skips the sanitizer builds.
 set -euo pipefail
 cd "$(dirname "$0")"
+jobs="$(nproc)"
 scripts/setup.sh build
-ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+ctest --test-dir build --output-on-failure -j "$jobs" "$@"
+
+if [ "${EMBER_TEST_SANITIZERS:-1}" != "0" ]; then
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer build"
+  EMBER_CMAKE_ARGS="-DEMBER_SANITIZE=address -DEMBER_CUDA=OFF -DEMBER_BENCH=OFF" \
+    scripts/setup.sh build-asan
+  # install_package is left out: an instrumented library needs an instrumented consumer.
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L cpu -E install_package
+
+  echo "== ThreadSanitizer build (the emulator)"
+  EMBER_CMAKE_ARGS="-DEMBER_SANITIZE=thread -DEMBER_CUDA=OFF -DEMBER_BENCH=OFF" \
+  EMBER_BUILD_TARGETS="test_simt seeded_shared_race" \
+    scripts/setup.sh build-tsan
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "^(simt|seeded_shared_race)$"
+fi

@@ -10,9 +10,12 @@ target_link_libraries(ember PRIVATE Boost::context)
 file(GLOB EMBER_CUDA_KERNELS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/*.cu)
 foreach(cu ${EMBER_CUDA_KERNELS})
   get_filename_component(name ${cu} NAME_WE)
+  # Relative to the source root (an include directory of `ember`), so that ccache's base dir
+  # makes the generated file identical in every clone.
+  file(RELATIVE_PATH cu_rel ${CMAKE_CURRENT_SOURCE_DIR} ${cu})
   set(emu_cpp ${CMAKE_CURRENT_BINARY_DIR}/generated/simt/${name}_emu.cpp)
   # file(CONFIGURE) rewrites the file only when its content changes: no needless rebuilds.
-  file(CONFIGURE OUTPUT ${emu_cpp} CONTENT "#include \"${cu}\"\n" @ONLY)
+  file(CONFIGURE OUTPUT ${emu_cpp} CONTENT "#include \"${cu_rel}\"\n" @ONLY)
   target_sources(ember PRIVATE ${emu_cpp})
   if(EMBER_HAVE_CUDA)
     target_sources(ember PRIVATE ${cu})

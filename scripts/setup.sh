@@ -36,4 +36,4 @@ export CCACHE_NOHASHDIR=1
 
 jobs="$(nproc)"
 cmake -S "$EMBER_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${EMBER_CMAKE_ARGS:-} >/dev/null
-cmake --build "$BUILD_DIR" -j "$jobs"
+cmake --build "$BUILD_DIR" -j "$jobs" ${EMBER_BUILD_TARGETS:+--target $EMBER_BUILD_TARGETS}
