@@ -520,6 +520,16 @@ Tensor& Tensor::fill_(double value) {
   return copy_(one);
 }
 
+void Tensor::set_data(const Tensor& other) const {
+  TensorImpl& me = checked();
+  const TensorImpl& src = *other.impl();
+  me.storage = src.storage;
+  me.offset = src.offset;
+  me.shape = src.shape;
+  me.strides = src.strides;
+  me.dtype = src.dtype;
+}
+
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {

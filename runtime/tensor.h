@@ -148,6 +148,11 @@ class Tensor {
 
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
+  // Makes this tensor (and every handle sharing its TensorImpl) refer to `other`'s data, shape,
+  // dtype and device, keeping its own autograd slot. How a module moves its parameters to another
+  // device or dtype while the layers' handles stay valid.
+  void set_data(const Tensor& other) const;
+
  private:
   TensorImpl& checked() const {
     EMBER_CHECK_VALUE(impl_ != nullptr, "operation on an undefined tensor");

@@ -1,0 +1,66 @@
+#include "kernels/cpu/optim.h"
+
+#include <cmath>
+
+namespace ember::kernels::cpu {
+namespace {
+
+template <typename T>
+void sgd_impl(T* p, const T* g, T* buf, int64_t n, const SgdParams& s) {
+  const T lr = static_cast<T>(s.lr), wd = static_cast<T>(s.weight_decay);
+  const T mom = static_cast<T>(s.momentum), damp = static_cast<T>(1.0 - s.dampening);
+  const bool use_mom = s.momentum != 0.0;
+#pragma omp parallel for if (n > (1 << 16)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    T d = g[i];
+    if (s.weight_decay != 0.0) d += wd * p[i];
+    if (use_mom) {
+      T b = s.first_step ? d : mom * buf[i] + damp * d;
+      buf[i] = b;
+      d = s.nesterov ? d + mom * b : b;
+    }
+    p[i] -= lr * d;
+  }
+}
+
+template <typename T>
+void adam_impl(T* p, const T* g, T* m, T* v, int64_t n, const AdamParams& s) {
+  const double bc1 = 1.0 - std::pow(s.beta1, static_cast<double>(s.step));
+  const double bc2 = 1.0 - std::pow(s.beta2, static_cast<double>(s.step));
+  const T step_size = static_cast<T>(s.lr / bc1);
+  const T bc2_sqrt = static_cast<T>(std::sqrt(bc2));
+  const T b1 = static_cast<T>(s.beta1), b2 = static_cast<T>(s.beta2);
+  const T one_b1 = static_cast<T>(1.0 - s.beta1), one_b2 = static_cast<T>(1.0 - s.beta2);
+  const T eps = static_cast<T>(s.eps), wd = static_cast<T>(s.weight_decay);
+  const T decay = static_cast<T>(1.0 - s.lr * s.weight_decay);
+#pragma omp parallel for if (n > (1 << 16)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    T grad = g[i];
+    if (s.decoupled) {
+      p[i] *= decay;
+    } else if (s.weight_decay != 0.0) {
+      grad += wd * p[i];
+    }
+    m[i] = m[i] * b1 + one_b1 * grad;
+    v[i] = v[i] * b2 + one_b2 * grad * grad;
+    T denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+    p[i] -= step_size * (m[i] / denom);
+  }
+}
+
+}  // namespace
+
+void sgd_step(float* p, const float* g, float* buf, int64_t n, const SgdParams& s) {
+  sgd_impl(p, g, buf, n, s);
+}
+void sgd_step(double* p, const double* g, double* buf, int64_t n, const SgdParams& s) {
+  sgd_impl(p, g, buf, n, s);
+}
+void adam_step(float* p, const float* g, float* m, float* v, int64_t n, const AdamParams& s) {
+  adam_impl(p, g, m, v, n, s);
+}
+void adam_step(double* p, const double* g, double* m, double* v, int64_t n, const AdamParams& s) {
+  adam_impl(p, g, m, v, n, s);
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,185 @@
+#include "nn/optim.h"
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "kernels/cpu/optim.h"
+
+namespace ember::nn {
+
+Optimizer::Optimizer(std::vector<Tensor> params, double lr)
+    : state_(params.size()), steps_(params.size(), 0), params_(std::move(params)), lr_(lr) {
+  EMBER_CHECK_VALUE(lr >= 0.0, "optimizer: expected lr >= 0, got ", lr);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    EMBER_CHECK_VALUE(p.defined() && p.requires_grad() && is_leaf(p), "optimizer: parameter ", i,
+                      " must be a leaf tensor that requires grad");
+    EMBER_CHECK_DTYPE(p.dtype() == kFloat32 || p.dtype() == kFloat64, "optimizer: parameter ", i,
+                      " has dtype ", p.dtype(), "; expected float32 or float64");
+    EMBER_CHECK_DEVICE(p.device() == params_[0].device(), "optimizer: parameter ", i, " is on ",
+                       p.device(), " but parameter 0 is on ", params_[0].device());
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (Tensor& p : params_) ember::zero_grad(p);
+}
+
+Tensor Optimizer::buffer(size_t i, const std::string& name) {
+  for (auto& [n, t] : state_[i])
+    if (n == name) return t;
+  state_[i].emplace_back(name, zeros_like(params_[i]));
+  return state_[i].back().second;
+}
+
+NamedTensors Optimizer::state_dict() const {
+  NamedTensors out;
+  out.emplace_back("lr", full({}, lr_, kFloat64));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::string prefix = "state." + std::to_string(i) + ".";
+    out.emplace_back(prefix + "step", full({}, static_cast<double>(steps_[i]), kInt64));
+    for (const auto& [n, t] : state_[i]) out.emplace_back(prefix + n, t.to(kCPU));
+  }
+  return out;
+}
+
+void Optimizer::load_state_dict(const NamedTensors& state) {
+  std::vector<std::vector<std::pair<std::string, Tensor>>> fresh(params_.size());
+  std::vector<int64_t> steps(params_.size(), 0);
+  double lr = lr_;
+  for (const auto& [key, t] : state) {
+    if (key == "lr") {
+      lr = t.item();
+      continue;
+    }
+    // "state.<i>.<name>"
+    size_t a = key.find('.'), b = key.find('.', a + 1);
+    EMBER_CHECK_VALUE(key.rfind("state.", 0) == 0 && b != std::string::npos,
+                      "optimizer load_state_dict: unexpected key '", key, "' for ", name());
+    std::string idx = key.substr(a + 1, b - a - 1), buf = key.substr(b + 1);
+    EMBER_CHECK_VALUE(!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos &&
+                          std::stoul(idx) < params_.size(),
+                      "optimizer load_state_dict: key '", key, "' names parameter ", idx, ", but ",
+                      name(), " has ", params_.size(), " parameters");
+    size_t i = std::stoul(idx);
+    if (buf == "step") {
+      steps[i] = t.item<int64_t>();
+    } else {
+      EMBER_CHECK_SHAPE(t.shape() == params_[i].shape(), "optimizer load_state_dict: '", key,
+                        "' has shape ", t.shape(), " but parameter ", i, " has shape ",
+                        params_[i].shape());
+      fresh[i].emplace_back(buf, t.to(params_[i].device(), params_[i].dtype()).clone());
+    }
+  }
+  state_ = std::move(fresh);
+  steps_ = std::move(steps);
+  lr_ = lr;
+}
+
+// --- SGD ------------------------------------------------------------------------------------------
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions opts) : Optimizer(std::move(params), opts.lr), opts_(opts) {
+  EMBER_CHECK_VALUE(opts.momentum >= 0 && opts.weight_decay >= 0,
+                    "SGD: momentum and weight_decay must be >= 0, got ", opts.momentum, " and ",
+                    opts.weight_decay);
+  EMBER_CHECK_VALUE(!opts.nesterov || (opts.momentum > 0 && opts.dampening == 0),
+                    "SGD: nesterov momentum requires momentum > 0 and zero dampening");
+}
+
+namespace {
+Tensor checked_grad(const Tensor& p, size_t i, const char* opt) {
+  Tensor g = grad(p);
+  if (!g.defined()) return g;
+  EMBER_CHECK_SHAPE(g.shape() == p.shape(), opt, ": gradient of parameter ", i, " has shape ",
+                    g.shape(), ", expected ", p.shape());
+  EMBER_CHECK_DEVICE(p.device().is_cpu(), opt, ": parameters on ", p.device(),
+                     " need the CUDA backend's fused update kernels (not built yet)");
+  return g.to(p.dtype()).contiguous();
+}
+}  // namespace
+
+void SGD::step() {
+  NoGradGuard ng;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = checked_grad(p, i, "SGD");
+    if (!g.defined()) continue;
+    kernels::cpu::SgdParams s{lr_, opts_.momentum, opts_.dampening, opts_.weight_decay,
+                              opts_.nesterov, steps_[i] == 0};
+    Tensor buf = opts_.momentum != 0.0 ? buffer(i, "momentum_buffer") : Tensor();
+    EMBER_CHECK_VALUE(p.is_contiguous(), "SGD: parameter ", i, " is not contiguous");
+    if (p.dtype() == kFloat32)
+      kernels::cpu::sgd_step(p.data<float>(), g.data<float>(), buf.defined() ? buf.data<float>() : nullptr,
+                             p.numel(), s);
+    else
+      kernels::cpu::sgd_step(p.data<double>(), g.data<double>(),
+                             buf.defined() ? buf.data<double>() : nullptr, p.numel(), s);
+    p.bump_version();
+    steps_[i]++;
+  }
+}
+
+// --- Adam / AdamW ---------------------------------------------------------------------------------
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions opts, bool decoupled)
+    : Optimizer(std::move(params), opts.lr), opts_(opts), decoupled_(decoupled) {
+  EMBER_CHECK_VALUE(opts.beta1 >= 0 && opts.beta1 < 1 && opts.beta2 >= 0 && opts.beta2 < 1,
+                    name(), ": betas must be in [0, 1), got (", opts.beta1, ", ", opts.beta2, ")");
+  EMBER_CHECK_VALUE(opts.eps >= 0 && opts.weight_decay >= 0, name(),
+                    ": eps and weight_decay must be >= 0");
+}
+
+void Adam::step() {
+  NoGradGuard ng;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = checked_grad(p, i, decoupled_ ? "AdamW" : "Adam");
+    if (!g.defined()) continue;
+    EMBER_CHECK_VALUE(p.is_contiguous(), name(), ": parameter ", i, " is not contiguous");
+    Tensor m = buffer(i, "exp_avg");
+    Tensor v = buffer(i, "exp_avg_sq");
+    steps_[i]++;
+    kernels::cpu::AdamParams s{lr_, opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
+                               decoupled_, steps_[i]};
+    if (p.dtype() == kFloat32)
+      kernels::cpu::adam_step(p.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(),
+                              p.numel(), s);
+    else
+      kernels::cpu::adam_step(p.data<double>(), g.data<double>(), m.data<double>(),
+                              v.data<double>(), p.numel(), s);
+    p.bump_version();
+  }
+}
+
+// --- Schedulers -------------------------------------------------------------------------------------
+
+StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
+    : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
+  EMBER_CHECK_VALUE(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
+}
+double StepLR::lr_at(int64_t e) const {
+  return base_lr_ * std::pow(gamma_, static_cast<double>(e / step_size_));
+}
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min)
+    : LRScheduler(opt), t_max_(t_max), eta_min_(eta_min) {
+  EMBER_CHECK_VALUE(t_max > 0, "CosineAnnealingLR: t_max must be positive, got ", t_max);
+}
+double CosineAnnealingLR::lr_at(int64_t e) const {
+  const double pi = 3.14159265358979323846;
+  return eta_min_ + (base_lr_ - eta_min_) * (1.0 + std::cos(pi * static_cast<double>(e) / t_max_)) / 2.0;
+}
+
+LinearWarmupLR::LinearWarmupLR(Optimizer& opt, int64_t warmup, double start_factor)
+    : LRScheduler(opt), warmup_(warmup), start_factor_(start_factor) {
+  EMBER_CHECK_VALUE(warmup > 0 && start_factor > 0 && start_factor <= 1,
+                    "LinearWarmupLR: expected warmup > 0 and 0 < start_factor <= 1");
+  opt_.set_lr(lr_at(0));
+}
+double LinearWarmupLR::lr_at(int64_t e) const {
+  double t = static_cast<double>(std::min(e, warmup_)) / static_cast<double>(warmup_);
+  return base_lr_ * (start_factor_ + (1.0 - start_factor_) * t);
+}
+
+}  // namespace ember::nn
