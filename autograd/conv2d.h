@@ -17,12 +17,24 @@ struct Conv2dOptions {
   ops::Conv2dParams params;
 
   Conv2dOptions& stride(int64_t s) { return stride(s, s); }
-  Conv2dOptions& stride(int64_t h, int64_t w) { params.stride = {h, w}; return *this; }
+  Conv2dOptions& stride(int64_t h, int64_t w) {
+    params.stride = {h, w};
+    return *this;
+  }
   Conv2dOptions& padding(int64_t p) { return padding(p, p); }
-  Conv2dOptions& padding(int64_t h, int64_t w) { params.padding = {h, w}; return *this; }
+  Conv2dOptions& padding(int64_t h, int64_t w) {
+    params.padding = {h, w};
+    return *this;
+  }
   Conv2dOptions& dilation(int64_t d) { return dilation(d, d); }
-  Conv2dOptions& dilation(int64_t h, int64_t w) { params.dilation = {h, w}; return *this; }
-  Conv2dOptions& groups(int64_t g) { params.groups = g; return *this; }
+  Conv2dOptions& dilation(int64_t h, int64_t w) {
+    params.dilation = {h, w};
+    return *this;
+  }
+  Conv2dOptions& groups(int64_t g) {
+    params.groups = g;
+    return *this;
+  }
 };
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = Tensor(),

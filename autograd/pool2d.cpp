@@ -7,9 +7,10 @@ namespace ember {
 std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const ops::MaxPool2dParams& p) {
   auto [y, idx] = ops::max_pool2d(x, p);
   const Shape xs = x.shape();
-  y = record("MaxPool2dBackward", y, {x}, {idx}, [xs](const Tensor& g, const std::vector<Tensor>& s) {
-    return std::vector<Tensor>{ops::max_pool2d_backward(g, s[0], xs)};
-  });
+  y = record("MaxPool2dBackward", y, {x}, {idx},
+             [xs](const Tensor& g, const std::vector<Tensor>& s) {
+               return std::vector<Tensor>{ops::max_pool2d_backward(g, s[0], xs)};
+             });
   return {y, idx};
 }
 
@@ -33,8 +34,8 @@ Tensor avg_pool2d(const Tensor& x, const ops::AvgPool2dParams& p) {
                 });
 }
 
-Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride, int64_t padding,
-                  bool ceil_mode, bool count_include_pad) {
+Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode,
+                  bool count_include_pad) {
   ops::AvgPool2dParams p;
   p.kernel = {kernel, kernel}, p.stride = {stride, stride}, p.padding = {padding, padding};
   p.ceil_mode = ceil_mode, p.count_include_pad = count_include_pad;

@@ -13,10 +13,10 @@ void check_params(const char* op, const Conv2dParams& p) {
   for (int i = 0; i < 2; ++i) {
     EMBER_CHECK_VALUE(p.stride[i] >= 1, op, ": stride must be positive, got [", p.stride[0], ", ",
                       p.stride[1], "]");
-    EMBER_CHECK_VALUE(p.dilation[i] >= 1, op, ": dilation must be positive, got [",
-                      p.dilation[0], ", ", p.dilation[1], "]");
-    EMBER_CHECK_VALUE(p.padding[i] >= 0, op, ": padding must be non-negative, got [",
-                      p.padding[0], ", ", p.padding[1], "]");
+    EMBER_CHECK_VALUE(p.dilation[i] >= 1, op, ": dilation must be positive, got [", p.dilation[0],
+                      ", ", p.dilation[1], "]");
+    EMBER_CHECK_VALUE(p.padding[i] >= 0, op, ": padding must be non-negative, got [", p.padding[0],
+                      ", ", p.padding[1], "]");
   }
   EMBER_CHECK_VALUE(p.groups >= 1, op, ": groups must be positive, got ", p.groups);
 }
@@ -47,8 +47,7 @@ Shape output_shape(const char* op, const Shape& xs, const Shape& ws, const Conv2
   return Shape{xs[0], k, out[0], out[1]};
 }
 
-void check_float(const char* op, const Tensor& a, const char* an, const Tensor& b,
-                 const char* bn) {
+void check_float(const char* op, const Tensor& a, const char* an, const Tensor& b, const char* bn) {
   EMBER_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": ", an, " and ", bn,
                     " must have the same dtype, got ", a.dtype(), " and ", b.dtype(),
                     " (convert one with .to())");
@@ -84,8 +83,10 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
   const char* op = "conv2d";
-  if (bias.defined()) check_cpu_operands(op, {&x, &w, &bias});
-  else check_cpu_operands(op, {&x, &w});
+  if (bias.defined())
+    check_cpu_operands(op, {&x, &w, &bias});
+  else
+    check_cpu_operands(op, {&x, &w});
   check_float(op, x, "input", w, "weight");
   if (bias.defined()) check_float(op, x, "input", bias, "bias");
   const Shape ys = output_shape(op, x.shape(), w.shape(), p);
@@ -115,8 +116,9 @@ Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& 
   check_cpu_operands(op, {&grad_y, &w});
   check_float(op, grad_y, "grad_y", w, "weight");
   const Shape ys = output_shape(op, x_shape, w.shape(), p);
-  EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys, " for input shape ",
-                    x_shape, " and weight shape ", w.shape(), ", got ", grad_y.shape());
+  EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
+                    " for input shape ", x_shape, " and weight shape ", w.shape(), ", got ",
+                    grad_y.shape());
   Tensor dx = empty(x_shape, {w.dtype(), w.device()});
   if (dx.numel() == 0) return dx;
   if (grad_y.numel() == 0) return dx.zero_();
@@ -134,8 +136,9 @@ Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape
   check_cpu_operands(op, {&grad_y, &x});
   check_float(op, grad_y, "grad_y", x, "input");
   const Shape ys = output_shape(op, x.shape(), w_shape, p);
-  EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys, " for input shape ",
-                    x.shape(), " and weight shape ", w_shape, ", got ", grad_y.shape());
+  EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
+                    " for input shape ", x.shape(), " and weight shape ", w_shape, ", got ",
+                    grad_y.shape());
   Tensor dw = empty(w_shape, {x.dtype(), x.device()});
   if (dw.numel() == 0) return dw;
   if (grad_y.numel() == 0) return dw.zero_();

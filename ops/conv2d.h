@@ -31,8 +31,8 @@ Shape conv2d_output_shape(const Shape& x_shape, const Shape& w_shape, const Conv
 
 // The registry key of one direction of this convolution (under the current deterministic
 // setting). requires: the geometry is valid (conv2d_output_shape does not throw).
-ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w_shape,
-                   DType dtype, Device device, const Conv2dParams& p);
+ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w_shape, DType dtype,
+                   Device device, const Conv2dParams& p);
 
 // y = conv2d(x, w) + bias. `bias` may be undefined (no bias). Inputs of any strides.
 // ensures: a new contiguous tensor of x's dtype.

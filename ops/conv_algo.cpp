@@ -60,10 +60,10 @@ kernels::ConvShape conv_shape_of(const ConvKey& k) {
 std::string conv_key_string(const ConvKey& k) {
   std::ostringstream os;
   os << conv_direction_name(k.direction) << ' ' << dtype_name(k.dtype) << ' '
-     << Device(k.device_type, k.device_index) << " N" << k.n << " C" << k.c << " H" << k.h
-     << " W" << k.w << " K" << k.k << " R" << k.r << " S" << k.s << " stride " << k.stride_h
-     << 'x' << k.stride_w << " pad " << k.pad_h << 'x' << k.pad_w << " dil " << k.dil_h << 'x'
-     << k.dil_w << " groups " << k.groups << (k.deterministic ? " deterministic" : "");
+     << Device(k.device_type, k.device_index) << " N" << k.n << " C" << k.c << " H" << k.h << " W"
+     << k.w << " K" << k.k << " R" << k.r << " S" << k.s << " stride " << k.stride_h << 'x'
+     << k.stride_w << " pad " << k.pad_h << 'x' << k.pad_w << " dil " << k.dil_h << 'x' << k.dil_w
+     << " groups " << k.groups << (k.deterministic ? " deterministic" : "");
   return os.str();
 }
 
@@ -79,7 +79,9 @@ bool cpu_supports(const ConvKey& k, std::string* why) {
   return true;
 }
 
-double threads() { return static_cast<double>(std::max(1, omp_get_max_threads())); }
+double threads() {
+  return static_cast<double>(std::max(1, omp_get_max_threads()));
+}
 
 // Rough throughputs of this machine's CPU: scalar loops vs Eigen's packed GEMM, in
 // multiply-adds per nanosecond per thread, and the cost of unrolling the columns.
@@ -132,8 +134,10 @@ std::vector<AlgoPtr> builtin_algos() {
   direct.run = [](const ConvKey& k, const ConvBuffers& b, void*, size_t) {
     const kernels::ConvShape s = conv_shape_of(k);
     switch (k.direction) {
-      case ConvDirection::forward: return kc::conv2d_fwd_direct(k.dtype, s, b.x, b.w, b.bias, b.y);
-      case ConvDirection::backward_data: return kc::conv2d_bwd_data_direct(k.dtype, s, b.dy, b.w, b.dx);
+      case ConvDirection::forward:
+        return kc::conv2d_fwd_direct(k.dtype, s, b.x, b.w, b.bias, b.y);
+      case ConvDirection::backward_data:
+        return kc::conv2d_bwd_data_direct(k.dtype, s, b.dy, b.w, b.dx);
       case ConvDirection::backward_filter:
         return kc::conv2d_bwd_filter_direct(k.dtype, s, b.dy, b.x, b.dw);
     }
@@ -145,10 +149,10 @@ std::vector<AlgoPtr> builtin_algos() {
 // --- Registry state ----------------------------------------------------------------------------
 
 struct Ranking {
-  std::string forced;         // the forced name this ranking was made under
+  std::string forced;          // the forced name this ranking was made under
   std::vector<AlgoPtr> order;  // what run_conv tries, in turn
-  std::string error;          // why nothing can run (order empty)
-  bool forced_error = false;  // the error is about the forced name
+  std::string error;           // why nothing can run (order empty)
+  bool forced_error = false;   // the error is about the forced name
 };
 
 struct Registry {
@@ -195,9 +199,9 @@ std::string fmt_cost(double c) {
 ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forced,
                       const ConvKey& key, Ranking* ranking) {
   ConvSelection sel;
-  sel.policy = !forced.empty()      ? ConvPolicy::forced
+  sel.policy = !forced.empty()     ? ConvPolicy::forced
                : key.deterministic ? ConvPolicy::deterministic
-                                    : ConvPolicy::heuristic;
+                                   : ConvPolicy::heuristic;
   std::vector<size_t> eligible;
   for (const AlgoPtr& a : algos) {
     ConvCandidate c;
@@ -238,15 +242,14 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
     c.rank = static_cast<int>(r);
     c.chosen = r == 0;
     if (sel.policy != ConvPolicy::forced)
-      c.reason = (r == 0 ? "lowest estimated cost (" : "fallback " + std::to_string(r) +
-                                                           ": estimated cost (") +
+      c.reason = (r == 0 ? "lowest estimated cost ("
+                         : "fallback " + std::to_string(r) + ": estimated cost (") +
                  fmt_cost(c.cost) + ")" +
-                 (sel.policy == ConvPolicy::deterministic ? " among deterministic algorithms"
-                                                          : "");
+                 (sel.policy == ConvPolicy::deterministic ? " among deterministic algorithms" : "");
     if (ranking) ranking->order.push_back(algos[eligible[r]]);
   }
-  const bool known = std::any_of(algos.begin(), algos.end(),
-                                 [&](const AlgoPtr& a) { return a->name == forced; });
+  const bool known =
+      std::any_of(algos.begin(), algos.end(), [&](const AlgoPtr& a) { return a->name == forced; });
   if (!eligible.empty()) {
     const ConvCandidate& c = sel.candidates[eligible[0]];
     sel.chosen = c.name;
@@ -254,8 +257,9 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
   } else if (sel.policy == ConvPolicy::forced && !known) {
     sel.reason = "unknown algorithm '" + forced + "' forced (valid: " + names_list(algos) + ")";
   } else {
-    std::string why = sel.policy == ConvPolicy::forced ? "forced algorithm '" + forced + "' cannot run it"
-                                                       : "no registered algorithm supports it";
+    std::string why = sel.policy == ConvPolicy::forced
+                          ? "forced algorithm '" + forced + "' cannot run it"
+                          : "no registered algorithm supports it";
     for (const ConvCandidate& c : sel.candidates) why += "; " + c.name + ": " + c.reason;
     sel.reason = why;
   }
@@ -374,7 +378,8 @@ std::string run_conv(const ConvKey& key, const ConvBuffers& buffers) {
       const size_t bytes = a->workspace_bytes(key);
       Tensor ws;
       if (bytes > 0)
-        ws = empty({static_cast<int64_t>(bytes)}, {kUInt8, Device(key.device_type, key.device_index)});
+        ws = empty({static_cast<int64_t>(bytes)},
+                   {kUInt8, Device(key.device_type, key.device_index)});
       a->run(key, buffers, bytes > 0 ? ws.data_ptr() : nullptr, bytes);
       return a->name;
     } catch (const ConvNotSupported& e) {

@@ -47,15 +47,17 @@ struct ConvKey {
   ConvDirection direction;
   uint8_t deterministic;  // 1 when the deterministic policy is on
   int16_t device_index;
-  int64_t n, c, h, w;                // input
-  int64_t k, r, s;                   // filters (count, height, width)
+  int64_t n, c, h, w;  // input
+  int64_t k, r, s;     // filters (count, height, width)
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups;
 };
 static_assert(std::has_unique_object_representations_v<ConvKey>, "ConvKey must have no padding");
 static_assert(std::is_trivially_copyable_v<ConvKey>);
 
 bool operator==(const ConvKey& a, const ConvKey& b);
-inline bool operator!=(const ConvKey& a, const ConvKey& b) { return !(a == b); }
+inline bool operator!=(const ConvKey& a, const ConvKey& b) {
+  return !(a == b);
+}
 struct ConvKeyHash {
   size_t operator()(const ConvKey& k) const;
 };
@@ -105,7 +107,8 @@ void register_conv_algo(ConvAlgo algo);
 bool unregister_conv_algo(const std::string& name);
 
 // Forces every convolution to use `name`; "" clears the override (EMBER_CONV_ALGO, when set,
-// applies again). Takes precedence over EMBER_CONV_ALGO. requires: a registered name (ValueError listing the valid ones otherwise).
+// applies again). Takes precedence over EMBER_CONV_ALGO. requires: a registered name (ValueError
+// listing the valid ones otherwise).
 void set_conv_algo(const std::string& name);
 // The forced algorithm in effect (set_conv_algo, else EMBER_CONV_ALGO), or "".
 std::string forced_conv_algo();
@@ -118,11 +121,11 @@ struct ConvCandidate {
   ConvBackend backend = ConvBackend::cpu;
   bool deterministic = true;
   bool supported = false;
-  bool chosen = false;       // the first one run() will try
-  int rank = -1;             // order in which run() tries it; -1 when it will not be tried
+  bool chosen = false;  // the first one run() will try
+  int rank = -1;        // order in which run() tries it; -1 when it will not be tried
   size_t workspace_bytes = 0;
   double cost = 0.0;
-  std::string reason;        // why it is (not) chosen or ranked where it is
+  std::string reason;  // why it is (not) chosen or ranked where it is
 };
 struct ConvSelection {
   ConvPolicy policy = ConvPolicy::heuristic;

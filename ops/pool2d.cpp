@@ -9,8 +9,8 @@ namespace ember::ops {
 namespace kc = kernels::cpu;
 using kernels::PoolShape;
 
-int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride,
-                         int64_t dilation, bool ceil_mode) {
+int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                         bool ceil_mode) {
   const int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
   // Floor division (num may be negative when the window does not fit).
   int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
@@ -24,8 +24,7 @@ void check_input(const char* op, const Tensor& x) {
   check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
                     ": expected a float32 or float64 input, got ", x.dtype());
-  EMBER_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ",
-                    x.shape());
+  EMBER_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", x.shape());
 }
 
 // Fills the window fields of a PoolShape for input shape xs and checks them like PyTorch.
@@ -37,8 +36,8 @@ PoolShape window_shape(const char* op, const Shape& xs, std::array<int64_t, 2> k
     if (stride[i] == 0) stride[i] = kernel[i];
     EMBER_CHECK_VALUE(kernel[i] >= 1 && stride[i] >= 1 && dil[i] >= 1, op,
                       ": kernel, stride and dilation must be positive, got kernel [", kernel[0],
-                      ", ", kernel[1], "], stride [", stride[0], ", ", stride[1],
-                      "], dilation [", dil[0], ", ", dil[1], "]");
+                      ", ", kernel[1], "], stride [", stride[0], ", ", stride[1], "], dilation [",
+                      dil[0], ", ", dil[1], "]");
     EMBER_CHECK_VALUE(pad[i] >= 0 && pad[i] <= kernel[i] / 2, op, ": padding [", pad[0], ", ",
                       pad[1], "] must be non-negative and at most half the kernel [", kernel[0],
                       ", ", kernel[1], "]");
@@ -51,12 +50,14 @@ PoolShape window_shape(const char* op, const Shape& xs, std::array<int64_t, 2> k
   s.ow = pool_output_size(s.w, s.kw, s.pw, s.sw, s.dw, ceil_mode);
   EMBER_CHECK_SHAPE(s.oh >= 1 && s.ow >= 1, op, ": input shape ", xs, " is too small for kernel [",
                     kernel[0], ", ", kernel[1], "] (dilation [", dil[0], ", ", dil[1],
-                    "], padding [", pad[0], ", ", pad[1], "]): output size would be ", s.oh,
-                    "x", s.ow);
+                    "], padding [", pad[0], ", ", pad[1], "]): output size would be ", s.oh, "x",
+                    s.ow);
   return s;
 }
 
-Shape out_shape(const PoolShape& s) { return Shape{s.n, s.c, s.oh, s.ow}; }
+Shape out_shape(const PoolShape& s) {
+  return Shape{s.n, s.c, s.oh, s.ow};
+}
 
 void check_grad(const char* op, const Tensor& g, const Shape& want) {
   check_cpu_operands(op, {&g});
@@ -138,8 +139,8 @@ Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const Avg
 namespace {
 PoolShape adaptive_shape(const char* op, const Shape& xs, std::array<int64_t, 2> out) {
   EMBER_CHECK_SHAPE(xs.size() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", xs);
-  EMBER_CHECK_VALUE(out[0] >= 1 && out[1] >= 1, op, ": output size must be positive, got [",
-                    out[0], ", ", out[1], "]");
+  EMBER_CHECK_VALUE(out[0] >= 1 && out[1] >= 1, op, ": output size must be positive, got [", out[0],
+                    ", ", out[1], "]");
   EMBER_CHECK_SHAPE(xs[2] >= 1 && xs[3] >= 1, op, ": input shape ", xs,
                     " has an empty plane; nothing to average");
   PoolShape s;

@@ -34,8 +34,8 @@ struct AvgPool2dParams {
 };
 
 // PyTorch's pooling_output_shape for one dim. requires: stride >= 1.
-int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride,
-                         int64_t dilation, bool ceil_mode);
+int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                         bool ceil_mode);
 
 // x [N, C, H, W] -> {values [N, C, OH, OW], indices (int64, position h*W + w within the plane)}.
 std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p);

@@ -11,9 +11,12 @@ namespace {
 template <typename F>
 void dispatch_float(DType t, const char* op, F&& f) {
   switch (t) {
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-    default: break;
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    default:
+      break;
   }
   EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
               " version; expected float32 or float64");
@@ -111,8 +114,8 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw) {
 
 }  // namespace
 
-void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w,
-                       const void* bias, void* y) {
+void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
+                       void* y) {
   dispatch_float(t, "conv2d", [&](auto z) {
     using T = decltype(z);
     fwd(s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias),
@@ -120,8 +123,7 @@ void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w
   });
 }
 
-void conv2d_bwd_data_direct(DType t, const ConvShape& s, const void* dy, const void* w,
-                            void* dx) {
+void conv2d_bwd_data_direct(DType t, const ConvShape& s, const void* dy, const void* w, void* dx) {
   dispatch_float(t, "conv2d_backward_data", [&](auto z) {
     using T = decltype(z);
     bwd_data(s, static_cast<const T*>(dy), static_cast<const T*>(w), static_cast<T*>(dx));

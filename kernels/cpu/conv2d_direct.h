@@ -13,12 +13,11 @@
 namespace ember::kernels::cpu {
 
 // y = conv(x, w) + bias (bias may be null).
-void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w,
-                       const void* bias, void* y);
+void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
+                       void* y);
 // dx = d(sum(y * dy)) / dx.
 void conv2d_bwd_data_direct(DType t, const ConvShape& s, const void* dy, const void* w, void* dx);
 // dw = d(sum(y * dy)) / dw.
-void conv2d_bwd_filter_direct(DType t, const ConvShape& s, const void* dy, const void* x,
-                              void* dw);
+void conv2d_bwd_filter_direct(DType t, const ConvShape& s, const void* dy, const void* x, void* dw);
 
 }  // namespace ember::kernels::cpu

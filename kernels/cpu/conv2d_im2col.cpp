@@ -52,8 +52,7 @@ int64_t workers_within(const ConvShape& s, ConvPass pass, size_t ws_bytes, size_
 }
 
 // Output positions o in [lo, hi) read input o * stride + off inside [0, in).
-void valid_range(int64_t out, int64_t in, int64_t stride, int64_t off, int64_t& lo,
-                 int64_t& hi) {
+void valid_range(int64_t out, int64_t in, int64_t stride, int64_t off, int64_t& lo, int64_t& hi) {
   lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
   hi = in - off <= 0 ? 0 : std::min(out, (in - off + stride - 1) / stride);
   lo = std::min(lo, hi);
@@ -198,9 +197,12 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw, T* ws, size_
 template <typename F>
 void dispatch_float(DType t, const char* op, F&& f) {
   switch (t) {
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-    default: break;
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    default:
+      break;
   }
   EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
               " version; expected float32 or float64");
@@ -212,9 +214,8 @@ size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvPass pass)
   return static_cast<size_t>(workspace_elems(s, pass, workers(s))) * itemsize(t);
 }
 
-void conv2d_fwd_im2col(DType t, const ConvShape& s, const void* x, const void* w,
-                       const void* bias, void* y, void* workspace,
-                       size_t workspace_bytes) {
+void conv2d_fwd_im2col(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
+                       void* y, void* workspace, size_t workspace_bytes) {
   dispatch_float(t, "conv2d", [&](auto z) {
     using T = decltype(z);
     fwd(s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias),
@@ -231,8 +232,8 @@ void conv2d_bwd_data_im2col(DType t, const ConvShape& s, const void* dy, const v
   });
 }
 
-void conv2d_bwd_filter_im2col(DType t, const ConvShape& s, const void* dy, const void* x,
-                              void* dw, void* workspace, size_t workspace_bytes) {
+void conv2d_bwd_filter_im2col(DType t, const ConvShape& s, const void* dy, const void* x, void* dw,
+                              void* workspace, size_t workspace_bytes) {
   dispatch_float(t, "conv2d_backward_filter", [&](auto z) {
     using T = decltype(z);
     bwd_filter(s, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dw),

@@ -24,12 +24,11 @@ enum class ConvPass { fwd, bwd_data, bwd_filter };
 
 size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvPass pass);
 
-void conv2d_fwd_im2col(DType t, const ConvShape& s, const void* x, const void* w,
-                       const void* bias, void* y, void* workspace,
-                       size_t workspace_bytes);
+void conv2d_fwd_im2col(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
+                       void* y, void* workspace, size_t workspace_bytes);
 void conv2d_bwd_data_im2col(DType t, const ConvShape& s, const void* dy, const void* w, void* dx,
                             void* workspace, size_t workspace_bytes);
-void conv2d_bwd_filter_im2col(DType t, const ConvShape& s, const void* dy, const void* x,
-                              void* dw, void* workspace, size_t workspace_bytes);
+void conv2d_bwd_filter_im2col(DType t, const ConvShape& s, const void* dy, const void* x, void* dw,
+                              void* workspace, size_t workspace_bytes);
 
 }  // namespace ember::kernels::cpu

@@ -14,9 +14,12 @@ namespace {
 template <typename F>
 void dispatch_float(DType t, const char* op, F&& f) {
   switch (t) {
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-    default: break;
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    default:
+      break;
   }
   EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
               " version; expected float32 or float64");
@@ -25,8 +28,8 @@ void dispatch_float(DType t, const char* op, F&& f) {
 // Runs body(plane) for every plane, in parallel when the work is large.
 template <typename F>
 void for_planes(const PoolShape& s, int64_t work_per_plane, F&& body) {
-  const bool par = s.planes() > 1 && s.planes() * work_per_plane >= kParallelGrain &&
-                   !omp_in_parallel();
+  const bool par =
+      s.planes() > 1 && s.planes() * work_per_plane >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel for schedule(static) if (par)
   for (int64_t p = 0; p < s.planes(); ++p) body(p);
 }
@@ -117,8 +120,12 @@ void avg_bwd(const PoolShape& s, const T* dy, T* dx) {
   });
 }
 
-int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
-int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+int64_t adaptive_start(int64_t o, int64_t in, int64_t out) {
+  return (o * in) / out;
+}
+int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
+  return ((o + 1) * in + out - 1) / out;
+}
 
 template <typename T>
 void adaptive_fwd(const PoolShape& s, const T* x, T* y) {
@@ -156,10 +163,10 @@ void adaptive_bwd(const PoolShape& s, const T* dy, T* dx) {
 
 }  // namespace
 
-#define EMBER_POOL_ENTRY(op, body)                      \
-  dispatch_float(t, op, [&](auto z) {                   \
-    using T = decltype(z);                              \
-    body;                                               \
+#define EMBER_POOL_ENTRY(op, body)    \
+  dispatch_float(t, op, [&](auto z) { \
+    using T = decltype(z);            \
+    body;                             \
   })
 
 void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t* idx) {

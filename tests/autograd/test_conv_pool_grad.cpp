@@ -58,11 +58,21 @@ TEST_CASE("gradcheck conv2d over stride, padding, dilation and groups") {
   };
   const std::vector<C> cases = {
       {"plain 3x3 with bias", {2, 3, 5, 4}, {2, 3, 3, 3}, Conv2dOptions(), true},
-      {"stride 2 padding 1", {1, 2, 6, 5}, {3, 2, 3, 3}, Conv2dOptions().stride(2).padding(1), true},
-      {"dilation 2 padding 2", {2, 2, 6, 6}, {2, 2, 3, 2}, Conv2dOptions().dilation(2).padding(2, 1),
+      {"stride 2 padding 1",
+       {1, 2, 6, 5},
+       {3, 2, 3, 3},
+       Conv2dOptions().stride(2).padding(1),
+       true},
+      {"dilation 2 padding 2",
+       {2, 2, 6, 6},
+       {2, 2, 3, 2},
+       Conv2dOptions().dilation(2).padding(2, 1),
        false},
       {"groups 2", {1, 4, 5, 5}, {4, 2, 3, 3}, Conv2dOptions().groups(2).padding(1), true},
-      {"depthwise stride (2, 1)", {2, 3, 5, 4}, {3, 1, 2, 3}, Conv2dOptions().groups(3).stride(2, 1),
+      {"depthwise stride (2, 1)",
+       {2, 3, 5, 4},
+       {3, 1, 2, 3},
+       Conv2dOptions().groups(3).stride(2, 1),
        true},
       {"1x1", {2, 3, 3, 4}, {2, 3, 1, 1}, Conv2dOptions(), true},
   };
@@ -100,8 +110,16 @@ TEST_CASE("gradcheck max_pool2d, avg_pool2d and adaptive_avg_pool2d") {
                    {leaf({1, 2, 6, 7}, gen)});
   expect_gradcheck([](V v) { return avg_pool2d(v[0], 3, 2, 1, false, true); },
                    {leaf({1, 2, 5, 6}, gen)});
-  expect_gradcheck([](V v) { return adaptive_avg_pool2d(v[0], {3, 2}); }, {leaf({2, 2, 7, 5}, gen)});
-  expect_gradcheck([](V v) { return adaptive_avg_pool2d(v[0], {4, 5}); }, {leaf({1, 1, 3, 4}, gen)});
+  expect_gradcheck(
+      [](V v) {
+        return adaptive_avg_pool2d(v[0], {3, 2});
+      },
+      {leaf({2, 2, 7, 5}, gen)});
+  expect_gradcheck(
+      [](V v) {
+        return adaptive_avg_pool2d(v[0], {4, 5});
+      },
+      {leaf({1, 1, 3, 4}, gen)});
   // A small network: conv -> max pool -> conv -> adaptive average.
   expect_gradcheck(
       [](V v) {

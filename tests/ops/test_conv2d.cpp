@@ -53,8 +53,7 @@ struct Ref {
 };
 
 Ref reference(const Case& cs, const std::vector<double>& x, const std::vector<double>& w,
-              const std::vector<double>& b, const std::vector<double>& dy, int64_t oh,
-              int64_t ow) {
+              const std::vector<double>& b, const std::vector<double>& dy, int64_t oh, int64_t ow) {
   const Conv2dParams& p = cs.p;
   const int64_t cg = cs.c / p.groups, kg = cs.k / p.groups;
   Ref r;
@@ -134,9 +133,8 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
       for (Layout layout : {Layout::contiguous, Layout::sliced, Layout::transposed}) {
         CAPTURE(layout_name(layout));
         const Tensor x = random_operand(xs, t, layout, -1, 1, g);
-        const Tensor w = random_operand(ws, t, layout == Layout::sliced ? Layout::transposed
-                                                                        : Layout::sliced,
-                                        -1, 1, g);
+        const Tensor w = random_operand(
+            ws, t, layout == Layout::sliced ? Layout::transposed : Layout::sliced, -1, 1, g);
         const Tensor b = random_tensor({cs.k}, t, -1, 1, g);
         const Tensor dy = random_operand(ys, t, layout, -1, 1, g);
         const Ref ref = reference(cs, x.to_vector<double>(), w.to_vector<double>(),
@@ -319,16 +317,25 @@ TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
   CHECK_THROWS_AS(ops::conv2d(ones({4, 8, 8}), w, Tensor(), g2), ShapeError);
   expect([&] { ops::conv2d(ones({4, 8, 8}), w, Tensor(), g2); }, {"conv2d", "4-D", "[4, 8, 8]"});
   CHECK_THROWS_AS(ops::conv2d(x, ones({6, 3, 3, 3}), Tensor(), g2), ShapeError);
-  expect([&] { ops::conv2d(x, ones({6, 3, 3, 3}), Tensor(), g2); },
-         {"conv2d", "[2, 4, 8, 8]", "[6, 3, 3, 3]"});
+  expect(
+      [&] {
+        ops::conv2d(x, ones({6, 3, 3, 3}), Tensor(), g2);
+      },
+      {"conv2d", "[2, 4, 8, 8]", "[6, 3, 3, 3]"});
   CHECK_THROWS_AS(ops::conv2d(x, ones({6, 1, 3, 3}), Tensor(), params(1, 1, 0, 0, 1, 1, 3)),
                   ShapeError);  // 3 does not divide C=4
-  expect([&] { ops::conv2d(x, ones({5, 2, 3, 3}), Tensor(), g2); },
-         {"conv2d", "not divisible", "[5, 2, 3, 3]"});  // 2 does not divide K=5
+  expect(
+      [&] {
+        ops::conv2d(x, ones({5, 2, 3, 3}), Tensor(), g2);
+      },
+      {"conv2d", "not divisible", "[5, 2, 3, 3]"});  // 2 does not divide K=5
   CHECK_THROWS_AS(ops::conv2d(x, ones({5, 2, 3, 3}), Tensor(), g2), ShapeError);
   CHECK_THROWS_AS(ops::conv2d(x, ones({6, 2, 9, 3}), Tensor(), g2), ShapeError);
-  expect([&] { ops::conv2d(x, ones({6, 2, 5, 5}), Tensor(), params(1, 1, 0, 0, 2, 2, 2)); },
-         {"conv2d", "larger than the padded input", "[6, 2, 5, 5]"});
+  expect(
+      [&] {
+        ops::conv2d(x, ones({6, 2, 5, 5}), Tensor(), params(1, 1, 0, 0, 2, 2, 2));
+      },
+      {"conv2d", "larger than the padded input", "[6, 2, 5, 5]"});
   CHECK_NOTHROW(ops::conv2d(x, ones({6, 2, 9, 3}), Tensor(), params(1, 1, 1, 0, 1, 1, 2)));
   CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(0, 1, 0, 0, 1, 1, 2)), ValueError);
   CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(1, -1, 0, 0, 1, 1, 2)), ValueError);
@@ -354,7 +361,7 @@ TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
 TEST_CASE("conv2d: empty batch") {
   const Tensor y = ops::conv2d(ones({0, 3, 5, 5}), ones({2, 3, 3, 3}), Tensor(), {});
   CHECK(y.shape() == Shape{0, 2, 3, 3});
-  const Tensor dw = ops::conv2d_backward_filter(ones({0, 2, 3, 3}), ones({0, 3, 5, 5}),
-                                                {2, 3, 3, 3}, {});
+  const Tensor dw =
+      ops::conv2d_backward_filter(ones({0, 2, 3, 3}), ones({0, 3, 5, 5}), {2, 3, 3, 3}, {});
   check_values(dw, std::vector<double>(54, 0.0), kFloat32);
 }

@@ -220,7 +220,9 @@ TEST_CASE("adaptive_avg_pool2d against float64 loops") {
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
-  struct A { int64_t n, c, h, w, oh, ow; };
+  struct A {
+    int64_t n, c, h, w, oh, ow;
+  };
   for (const A& a : {A{2, 3, 7, 5, 3, 2}, A{1, 2, 4, 4, 1, 1}, A{2, 1, 5, 9, 5, 4},
                      A{1, 3, 3, 2, 5, 4}, A{3, 2, 10, 6, 4, 6}}) {
     CAPTURE(a.h);
