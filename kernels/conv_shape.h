@@ -1,0 +1,35 @@
+// The geometry of a 2-D convolution, as the kernels see it: plain integers, no Tensor, no Eigen,
+// so CPU and CUDA kernels can share it.
+//
+// Layout is NCHW for x and y and KCRS for the filter, all contiguous. With groups G the C input
+// channels and K filters split into G equal groups; filter k sees channels
+// [g * C/G, (g + 1) * C/G) for g = k / (K/G), so the filter has C/G input channels.
+#pragma once
+
+#include <cstdint>
+
+namespace ember::kernels {
+
+struct ConvShape {
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t k = 0, r = 0, s = 0;         // filters: count, height, width
+  int64_t oh = 0, ow = 0;              // output height, width
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dil_h = 1, dil_w = 1;
+  int64_t groups = 1;
+
+  int64_t cg() const { return c / groups; }  // input channels per group
+  int64_t kg() const { return k / groups; }  // filters per group
+  int64_t x_numel() const { return n * c * h * w; }
+  int64_t y_numel() const { return n * k * oh * ow; }
+  int64_t w_numel() const { return k * cg() * r * s; }
+  // Multiply-adds of one direction (all three directions do the same number).
+  int64_t macs() const { return n * k * oh * ow * cg() * r * s; }
+  // A 1x1 filter with stride 1 and no padding reads x exactly as the GEMM wants it.
+  bool is_pointwise() const {
+    return r == 1 && s == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;
+  }
+};
+
+}  // namespace ember::kernels

@@ -1,0 +1,244 @@
+// im2col + GEMM convolution. For image n and group g, with P = OH*OW output positions and
+// CRS = (C/G)*R*S filter taps:
+//   forward        Y[n,g]  (Kg x P)   = W[g] (Kg x CRS) * col (CRS x P)
+//   backward data  dcol    (CRS x P)  = W[g]^T * dY[n,g], then col2im adds dcol into dX
+//   backward filt. dW[g]   (Kg x CRS) += dY[n,g] * col^T
+// A pointwise filter (1x1, stride 1, no padding) uses X[n,g] itself as `col`.
+#include "kernels/cpu/conv2d_im2col.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using Map = Eigen::Map<RowMat<T>>;
+template <typename T>
+using CMap = Eigen::Map<const RowMat<T>>;
+
+// Images per worker below which threads over the batch beat Eigen's parallel GEMM.
+constexpr int64_t kSmallImageMacs = int64_t{1} << 22;
+
+int64_t workers(const ConvShape& s) {
+  const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (s.n <= 1 || threads <= 1) return 1;
+  if (s.n >= threads || s.macs() / s.n <= kSmallImageMacs) return std::min(s.n, threads);
+  return 1;
+}
+
+int64_t col_elems(const ConvShape& s) {
+  return s.is_pointwise() ? 0 : s.cg() * s.r * s.s * s.oh * s.ow;
+}
+
+int64_t workspace_elems(const ConvShape& s, ConvPass pass, int64_t nw) {
+  return nw * col_elems(s) + (pass == ConvPass::bwd_filter && nw > 1 ? nw * s.w_numel() : 0);
+}
+
+// The workers to use given the workspace the caller provides: fewer than workers(s) when the
+// caller sized it in a different threading context (it never overruns the buffer).
+int64_t workers_within(const ConvShape& s, ConvPass pass, size_t ws_bytes, size_t item) {
+  int64_t nw = workers(s);
+  while (nw > 1 && static_cast<size_t>(workspace_elems(s, pass, nw)) * item > ws_bytes) --nw;
+  EMBER_CHECK_VALUE(static_cast<size_t>(workspace_elems(s, pass, nw)) * item <= ws_bytes,
+                    "conv2d im2col: workspace of ", ws_bytes, " bytes is too small (need ",
+                    workspace_elems(s, pass, nw) * item, ")");
+  return nw;
+}
+
+// Output positions o in [lo, hi) read input o * stride + off inside [0, in).
+void valid_range(int64_t out, int64_t in, int64_t stride, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  hi = in - off <= 0 ? 0 : std::min(out, (in - off + stride - 1) / stride);
+  lo = std::min(lo, hi);
+}
+
+// col (CRS x P) from the C/G channels at x (one image, one group).
+template <typename T>
+void im2col(const ConvShape& s, const T* x, T* col) {
+  const int64_t cg = s.cg();
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t r = 0; r < s.r; ++r)
+      for (int64_t q = 0; q < s.s; ++q) {
+        T* row = col + ((c * s.r + r) * s.s + q) * s.oh * s.ow;
+        const int64_t offw = q * s.dil_w - s.pad_w;
+        int64_t lo, hi;
+        valid_range(s.ow, s.w, s.stride_w, offw, lo, hi);
+        for (int64_t oh = 0; oh < s.oh; ++oh) {
+          T* dst = row + oh * s.ow;
+          const int64_t ih = oh * s.stride_h - s.pad_h + r * s.dil_h;
+          if (ih < 0 || ih >= s.h) {
+            std::fill(dst, dst + s.ow, T(0));
+            continue;
+          }
+          const T* src = x + (c * s.h + ih) * s.w + offw;
+          std::fill(dst, dst + lo, T(0));
+          if (s.stride_w == 1) {
+            std::copy(src + lo, src + hi, dst + lo);
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * s.stride_w];
+          }
+          std::fill(dst + hi, dst + s.ow, T(0));
+        }
+      }
+}
+
+// dx (C/G channels of one image) += col2im(col).
+template <typename T>
+void col2im_add(const ConvShape& s, const T* col, T* dx) {
+  const int64_t cg = s.cg();
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t r = 0; r < s.r; ++r)
+      for (int64_t q = 0; q < s.s; ++q) {
+        const T* row = col + ((c * s.r + r) * s.s + q) * s.oh * s.ow;
+        const int64_t offw = q * s.dil_w - s.pad_w;
+        int64_t lo, hi;
+        valid_range(s.ow, s.w, s.stride_w, offw, lo, hi);
+        for (int64_t oh = 0; oh < s.oh; ++oh) {
+          const int64_t ih = oh * s.stride_h - s.pad_h + r * s.dil_h;
+          if (ih < 0 || ih >= s.h) continue;
+          const T* src = row + oh * s.ow;
+          T* dst = dx + (c * s.h + ih) * s.w + offw;
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow * s.stride_w] += src[ow];
+        }
+      }
+}
+
+// Runs body(n, worker) for every image: in parallel over `nw` workers, each owning a fixed,
+// contiguous run of images (so per-worker results combine in a fixed order).
+template <typename F>
+void for_images(const ConvShape& s, int64_t nw, F&& body) {
+#pragma omp parallel for schedule(static, 1) if (nw > 1)
+  for (int64_t wk = 0; wk < nw; ++wk) {
+    const int64_t lo = s.n * wk / nw, hi = s.n * (wk + 1) / nw;
+    for (int64_t n = lo; n < hi; ++n) body(n, wk);
+  }
+}
+
+template <typename T>
+void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws, size_t ws_bytes) {
+  const int64_t cg = s.cg(), kg = s.kg(), crs = cg * s.r * s.s, p = s.oh * s.ow;
+  const int64_t nw = workers_within(s, ConvPass::fwd, ws_bytes, sizeof(T)), ce = col_elems(s);
+  for_images(s, nw, [&](int64_t n, int64_t wk) {
+    T* col = ws + wk * ce;
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const T* xg = x + (n * s.c + g * cg) * s.h * s.w;
+      Map<T> yg(y + (n * s.k + g * kg) * p, kg, p);
+      if (!s.is_pointwise()) im2col(s, xg, col);
+      CMap<T> cm(s.is_pointwise() ? xg : col, crs, p);
+      CMap<T> wg(w + g * kg * crs, kg, crs);
+      if (bias) {
+        for (int64_t k = 0; k < kg; ++k) yg.row(k).setConstant(bias[g * kg + k]);
+        yg.noalias() += wg * cm;
+      } else {
+        yg.noalias() = wg * cm;
+      }
+    }
+  });
+}
+
+template <typename T>
+void bwd_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, size_t ws_bytes) {
+  const int64_t cg = s.cg(), kg = s.kg(), crs = cg * s.r * s.s, p = s.oh * s.ow;
+  const int64_t nw = workers_within(s, ConvPass::bwd_data, ws_bytes, sizeof(T));
+  const int64_t ce = col_elems(s);
+  for_images(s, nw, [&](int64_t n, int64_t wk) {
+    T* col = ws + wk * ce;
+    for (int64_t g = 0; g < s.groups; ++g) {
+      T* dxg = dx + (n * s.c + g * cg) * s.h * s.w;
+      CMap<T> dyg(dy + (n * s.k + g * kg) * p, kg, p);
+      CMap<T> wg(w + g * kg * crs, kg, crs);
+      if (s.is_pointwise()) {
+        Map<T>(dxg, crs, p).noalias() = wg.transpose() * dyg;
+        continue;
+      }
+      Map<T>(col, crs, p).noalias() = wg.transpose() * dyg;
+      std::fill(dxg, dxg + cg * s.h * s.w, T(0));
+      col2im_add(s, col, dxg);
+    }
+  });
+}
+
+template <typename T>
+void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw, T* ws, size_t ws_bytes) {
+  const int64_t cg = s.cg(), kg = s.kg(), crs = cg * s.r * s.s, p = s.oh * s.ow;
+  const int64_t nw = workers_within(s, ConvPass::bwd_filter, ws_bytes, sizeof(T));
+  const int64_t ce = col_elems(s), wn = s.w_numel();
+  // One worker accumulates straight into dw; several each own a partial sum after the columns.
+  T* partial = ws + nw * ce;
+  for_images(s, nw, [&](int64_t n, int64_t wk) {
+    T* col = ws + wk * ce;
+    T* acc = nw == 1 ? dw : partial + wk * wn;
+    if (n == s.n * wk / nw) std::fill(acc, acc + wn, T(0));
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const T* xg = x + (n * s.c + g * cg) * s.h * s.w;
+      if (!s.is_pointwise()) im2col(s, xg, col);
+      CMap<T> cm(s.is_pointwise() ? xg : col, crs, p);
+      CMap<T> dyg(dy + (n * s.k + g * kg) * p, kg, p);
+      Map<T>(acc + g * kg * crs, kg, crs).noalias() += dyg * cm.transpose();
+    }
+  });
+  if (s.n == 0) std::fill(dw, dw + wn, T(0));
+  if (nw == 1) return;
+  parallel_range(wn, [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) {
+      T v = 0;
+      for (int64_t wk = 0; wk < nw; ++wk) v += partial[wk * wn + i];
+      dw[i] = v;
+    }
+  });
+}
+
+template <typename F>
+void dispatch_float(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    default:
+      break;
+  }
+  EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
+              " version; expected float32 or float64");
+}
+
+}  // namespace
+
+size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvPass pass) {
+  return static_cast<size_t>(workspace_elems(s, pass, workers(s))) * itemsize(t);
+}
+
+void conv2d_fwd_im2col(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
+                       void* y, void* workspace, size_t workspace_bytes) {
+  dispatch_float(t, "conv2d", [&](auto z) {
+    using T = decltype(z);
+    fwd(s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias),
+        static_cast<T*>(y), static_cast<T*>(workspace), workspace_bytes);
+  });
+}
+
+void conv2d_bwd_data_im2col(DType t, const ConvShape& s, const void* dy, const void* w, void* dx,
+                            void* workspace, size_t workspace_bytes) {
+  dispatch_float(t, "conv2d_backward_data", [&](auto z) {
+    using T = decltype(z);
+    bwd_data(s, static_cast<const T*>(dy), static_cast<const T*>(w), static_cast<T*>(dx),
+             static_cast<T*>(workspace), workspace_bytes);
+  });
+}
+
+void conv2d_bwd_filter_im2col(DType t, const ConvShape& s, const void* dy, const void* x, void* dw,
+                              void* workspace, size_t workspace_bytes) {
+  dispatch_float(t, "conv2d_backward_filter", [&](auto z) {
+    using T = decltype(z);
+    bwd_filter(s, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dw),
+               static_cast<T*>(workspace), workspace_bytes);
+  });
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,153 @@
+// conv2d: checks, shape inference, then the registry runs the chosen algorithm on contiguous
+// buffers.
+#include "ops/conv2d.h"
+
+#include <cstring>
+
+#include "ops/checks.h"
+
+namespace ember::ops {
+namespace {
+
+void check_params(const char* op, const Conv2dParams& p) {
+  for (int i = 0; i < 2; ++i) {
+    EMBER_CHECK_VALUE(p.stride[i] >= 1, op, ": stride must be positive, got [", p.stride[0], ", ",
+                      p.stride[1], "]");
+    EMBER_CHECK_VALUE(p.dilation[i] >= 1, op, ": dilation must be positive, got [", p.dilation[0],
+                      ", ", p.dilation[1], "]");
+    EMBER_CHECK_VALUE(p.padding[i] >= 0, op, ": padding must be non-negative, got [", p.padding[0],
+                      ", ", p.padding[1], "]");
+  }
+  EMBER_CHECK_VALUE(p.groups >= 1, op, ": groups must be positive, got ", p.groups);
+}
+
+Shape output_shape(const char* op, const Shape& xs, const Shape& ws, const Conv2dParams& p) {
+  check_params(op, p);
+  EMBER_CHECK_SHAPE(xs.size() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", xs);
+  EMBER_CHECK_SHAPE(ws.size() == 4, op, ": expected a 4-D weight [K, C/groups, R, S], got shape ",
+                    ws);
+  const int64_t c = xs[1], k = ws[0];
+  EMBER_CHECK_SHAPE(c % p.groups == 0, op, ": input channels ", c, " (input shape ", xs,
+                    ") are not divisible by groups=", p.groups);
+  EMBER_CHECK_SHAPE(k % p.groups == 0, op, ": output channels ", k, " (weight shape ", ws,
+                    ") are not divisible by groups=", p.groups);
+  EMBER_CHECK_SHAPE(ws[1] * p.groups == c, op, ": input shape ", xs, " has ", c,
+                    " channels but weight shape ", ws, " with groups=", p.groups, " expects ",
+                    ws[1] * p.groups);
+  int64_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t padded = xs[2 + i] + 2 * p.padding[i];
+    const int64_t eff = p.dilation[i] * (ws[2 + i] - 1) + 1;
+    EMBER_CHECK_SHAPE(ws[2 + i] >= 1 && eff <= padded, op, ": kernel size ", ws[2], "x", ws[3],
+                      " (dilation ", p.dilation[0], "x", p.dilation[1],
+                      ") is larger than the padded input ", xs[2] + 2 * p.padding[0], "x",
+                      xs[3] + 2 * p.padding[1], " (input shape ", xs, ", weight shape ", ws, ")");
+    out[i] = (padded - eff) / p.stride[i] + 1;
+  }
+  return Shape{xs[0], k, out[0], out[1]};
+}
+
+void check_float(const char* op, const Tensor& a, const char* an, const Tensor& b, const char* bn) {
+  EMBER_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": ", an, " and ", bn,
+                    " must have the same dtype, got ", a.dtype(), " and ", b.dtype(),
+                    " (convert one with .to())");
+  EMBER_CHECK_DTYPE(a.dtype() == kFloat32 || a.dtype() == kFloat64, op,
+                    ": expected float32 or float64 tensors, got ", a.dtype());
+}
+
+}  // namespace
+
+Shape conv2d_output_shape(const Shape& x_shape, const Shape& w_shape, const Conv2dParams& p) {
+  return output_shape("conv2d", x_shape, w_shape, p);
+}
+
+ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DType dtype,
+                   Device device, const Conv2dParams& p) {
+  ConvKey k;
+  std::memset(&k, 0, sizeof k);  // Note [ConvKey bytes]
+  k.device_type = device.type;
+  k.device_index = static_cast<int16_t>(device.is_cpu() ? 0 : device.index);
+  k.dtype = dtype;
+  k.math = ConvMathMode::fp32;
+  k.layout = ConvLayout::nchw;
+  k.direction = direction;
+  k.deterministic = conv_deterministic() ? 1 : 0;
+  k.n = xs[0], k.c = xs[1], k.h = xs[2], k.w = xs[3];
+  k.k = ws[0], k.r = ws[2], k.s = ws[3];
+  k.stride_h = p.stride[0], k.stride_w = p.stride[1];
+  k.pad_h = p.padding[0], k.pad_w = p.padding[1];
+  k.dil_h = p.dilation[0], k.dil_w = p.dilation[1];
+  k.groups = p.groups;
+  return k;
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
+  const char* op = "conv2d";
+  if (bias.defined())
+    check_cpu_operands(op, {&x, &w, &bias});
+  else
+    check_cpu_operands(op, {&x, &w});
+  check_float(op, x, "input", w, "weight");
+  if (bias.defined()) check_float(op, x, "input", bias, "bias");
+  const Shape ys = output_shape(op, x.shape(), w.shape(), p);
+  if (bias.defined())
+    EMBER_CHECK_SHAPE(bias.dim() == 1 && bias.size(0) == w.size(0), op,
+                      ": expected a bias of shape [", w.size(0), "] for weight shape ", w.shape(),
+                      ", got ", bias.shape());
+  Tensor y = empty(ys, {x.dtype(), x.device()});
+  if (y.numel() == 0) return y;
+  const Tensor xc = x.contiguous(), wc = w.contiguous();
+  const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
+  ConvBuffers b;
+  b.x = xc.data_ptr(), b.w = wc.data_ptr(), b.bias = bc.defined() ? bc.data_ptr() : nullptr;
+  b.y = y.data_ptr();
+  if (x.size(1) == 0) {
+    y.fill_(0.0);
+    if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
+    return y;
+  }
+  run_conv(conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p), b);
+  return y;
+}
+
+Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,
+                            const Conv2dParams& p) {
+  const char* op = "conv2d_backward_data";
+  check_cpu_operands(op, {&grad_y, &w});
+  check_float(op, grad_y, "grad_y", w, "weight");
+  const Shape ys = output_shape(op, x_shape, w.shape(), p);
+  EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
+                    " for input shape ", x_shape, " and weight shape ", w.shape(), ", got ",
+                    grad_y.shape());
+  Tensor dx = empty(x_shape, {w.dtype(), w.device()});
+  if (dx.numel() == 0) return dx;
+  if (grad_y.numel() == 0) return dx.zero_();
+  const Tensor gc = grad_y.contiguous(), wc = w.contiguous();
+  ConvBuffers b;
+  b.dy = gc.data_ptr(), b.w = wc.data_ptr(), b.dx = dx.data_ptr();
+  run_conv(conv2d_key(ConvDirection::backward_data, x_shape, w.shape(), w.dtype(), w.device(), p),
+           b);
+  return dx;
+}
+
+Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape& w_shape,
+                              const Conv2dParams& p) {
+  const char* op = "conv2d_backward_filter";
+  check_cpu_operands(op, {&grad_y, &x});
+  check_float(op, grad_y, "grad_y", x, "input");
+  const Shape ys = output_shape(op, x.shape(), w_shape, p);
+  EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
+                    " for input shape ", x.shape(), " and weight shape ", w_shape, ", got ",
+                    grad_y.shape());
+  Tensor dw = empty(w_shape, {x.dtype(), x.device()});
+  if (dw.numel() == 0) return dw;
+  if (grad_y.numel() == 0) return dw.zero_();
+  const Tensor gc = grad_y.contiguous(), xc = x.contiguous();
+  ConvBuffers b;
+  b.dy = gc.data_ptr(), b.x = xc.data_ptr(), b.dw = dw.data_ptr();
+  run_conv(conv2d_key(ConvDirection::backward_filter, x.shape(), w_shape, x.dtype(), x.device(), p),
+           b);
+  return dw;
+}
+
+}  // namespace ember::ops

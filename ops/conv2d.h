@@ -1,0 +1,49 @@
+// 2-D convolution (NCHW, float32/float64, CPU): forward and both backward passes, autograd-free.
+// Checks and shape inference live here; the work is dispatched through the algorithm registry
+// (ops/conv_algo.h) to the kernels in kernels/cpu/conv2d_*.
+//
+// Shapes: x [N, C, H, W], w [K, C/groups, R, S], bias [K], y [N, K, OH, OW] with
+//   OH = (H + 2*pad_h - dil_h*(R-1) - 1) / stride_h + 1   (and OW alike), as in PyTorch.
+// Errors (each names the op and the shapes): ShapeError for wrong ranks, channel counts
+// (C != w.size(1) * groups, groups not dividing C or K), a bias that is not [K], a dilated
+// kernel larger than the padded input, or a grad_y of the wrong shape; ValueError for
+// stride/dilation/groups < 1 or padding < 0; DTypeError for x, w, bias of different dtypes or not
+// float32/float64; DeviceError for operands on different devices or off the cpu.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "ops/conv_algo.h"
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+struct Conv2dParams {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+};
+
+// Validates the geometry and returns y's shape [N, K, OH, OW].
+Shape conv2d_output_shape(const Shape& x_shape, const Shape& w_shape, const Conv2dParams& p);
+
+// The registry key of one direction of this convolution (under the current deterministic
+// setting). requires: the geometry is valid (conv2d_output_shape does not throw).
+ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w_shape, DType dtype,
+                   Device device, const Conv2dParams& p);
+
+// y = conv2d(x, w) + bias. `bias` may be undefined (no bias). Inputs of any strides.
+// ensures: a new contiguous tensor of x's dtype.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+
+// dL/dx given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [x_shape].
+Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,
+                            const Conv2dParams& p);
+
+// dL/dw given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [w_shape].
+Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape& w_shape,
+                              const Conv2dParams& p);
+
+}  // namespace ember::ops

@@ -1,0 +1,174 @@
+// Pooling: parameter checks and PyTorch's output-size rules, then kernels/cpu/pool2d.
+#include "ops/pool2d.h"
+
+#include "kernels/cpu/pool2d.h"
+#include "ops/checks.h"
+
+namespace ember::ops {
+
+namespace kc = kernels::cpu;
+using kernels::PoolShape;
+
+int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                         bool ceil_mode) {
+  const int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // Floor division (num may be negative when the window does not fit).
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+namespace {
+
+void check_input(const char* op, const Tensor& x) {
+  check_cpu_operands(op, {&x});
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 input, got ", x.dtype());
+  EMBER_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", x.shape());
+}
+
+// Fills the window fields of a PoolShape for input shape xs and checks them like PyTorch.
+PoolShape window_shape(const char* op, const Shape& xs, std::array<int64_t, 2> kernel,
+                       std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
+                       std::array<int64_t, 2> dil, bool ceil_mode) {
+  EMBER_CHECK_SHAPE(xs.size() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", xs);
+  for (int i = 0; i < 2; ++i) {
+    if (stride[i] == 0) stride[i] = kernel[i];
+    EMBER_CHECK_VALUE(kernel[i] >= 1 && stride[i] >= 1 && dil[i] >= 1, op,
+                      ": kernel, stride and dilation must be positive, got kernel [", kernel[0],
+                      ", ", kernel[1], "], stride [", stride[0], ", ", stride[1], "], dilation [",
+                      dil[0], ", ", dil[1], "]");
+    EMBER_CHECK_VALUE(pad[i] >= 0 && pad[i] <= kernel[i] / 2, op, ": padding [", pad[0], ", ",
+                      pad[1], "] must be non-negative and at most half the kernel [", kernel[0],
+                      ", ", kernel[1], "]");
+  }
+  PoolShape s;
+  s.n = xs[0], s.c = xs[1], s.h = xs[2], s.w = xs[3];
+  s.kh = kernel[0], s.kw = kernel[1], s.sh = stride[0], s.sw = stride[1];
+  s.ph = pad[0], s.pw = pad[1], s.dh = dil[0], s.dw = dil[1];
+  s.oh = pool_output_size(s.h, s.kh, s.ph, s.sh, s.dh, ceil_mode);
+  s.ow = pool_output_size(s.w, s.kw, s.pw, s.sw, s.dw, ceil_mode);
+  EMBER_CHECK_SHAPE(s.oh >= 1 && s.ow >= 1, op, ": input shape ", xs, " is too small for kernel [",
+                    kernel[0], ", ", kernel[1], "] (dilation [", dil[0], ", ", dil[1],
+                    "], padding [", pad[0], ", ", pad[1], "]): output size would be ", s.oh, "x",
+                    s.ow);
+  return s;
+}
+
+Shape out_shape(const PoolShape& s) {
+  return Shape{s.n, s.c, s.oh, s.ow};
+}
+
+void check_grad(const char* op, const Tensor& g, const Shape& want) {
+  check_cpu_operands(op, {&g});
+  EMBER_CHECK_DTYPE(g.dtype() == kFloat32 || g.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 grad_y, got ", g.dtype());
+  EMBER_CHECK_SHAPE(g.shape() == want, op, ": expected grad_y of shape ", want, ", got ",
+                    g.shape());
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p) {
+  check_input("max_pool2d", x);
+  const PoolShape s =
+      window_shape("max_pool2d", x.shape(), p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
+  Tensor y = empty(out_shape(s), {x.dtype(), kCPU}), idx = empty(out_shape(s), {kInt64, kCPU});
+  if (y.numel() == 0) return {y, idx};
+  const Tensor xc = x.contiguous();
+  kc::max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>());
+  return {y, idx};
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
+  const char* op = "max_pool2d_backward";
+  check_cpu_operands(op, {&grad_y, &indices});
+  EMBER_CHECK_SHAPE(x_shape.size() == 4 && grad_y.dim() == 4 && indices.shape() == grad_y.shape() &&
+                        grad_y.size(0) == x_shape[0] && grad_y.size(1) == x_shape[1],
+                    op, ": grad_y shape ", grad_y.shape(), " and indices shape ", indices.shape(),
+                    " do not fit input shape ", x_shape);
+  EMBER_CHECK_DTYPE(indices.dtype() == kInt64, op, ": expected int64 indices, got ",
+                    indices.dtype());
+  check_grad(op, grad_y, grad_y.shape());
+  PoolShape s;
+  s.n = x_shape[0], s.c = x_shape[1], s.h = x_shape[2], s.w = x_shape[3];
+  s.oh = grad_y.size(2), s.ow = grad_y.size(3);
+  Tensor dx = empty(x_shape, {grad_y.dtype(), kCPU});
+  if (dx.numel() == 0) return dx;
+  const Tensor gc = grad_y.contiguous(), ic = indices.contiguous();
+  const int64_t* ip = ic.data<int64_t>();
+  for (int64_t i = 0; i < ic.numel(); ++i)
+    EMBER_CHECK_INDEX(ip[i] >= -1 && ip[i] < s.h * s.w, op, ": index ", ip[i],
+                      " out of range for an input plane of ", s.h, "x", s.w);
+  kc::max_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), ip, dx.data_ptr());
+  return dx;
+}
+
+namespace {
+PoolShape avg_shape(const char* op, const Shape& xs, const AvgPool2dParams& p) {
+  EMBER_CHECK_VALUE(p.divisor_override >= 0, op, ": divisor_override must be positive, got ",
+                    p.divisor_override);
+  PoolShape s = window_shape(op, xs, p.kernel, p.stride, p.padding, {1, 1}, p.ceil_mode);
+  s.count_include_pad = p.count_include_pad;
+  s.divisor_override = p.divisor_override;
+  return s;
+}
+}  // namespace
+
+Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p) {
+  check_input("avg_pool2d", x);
+  const PoolShape s = avg_shape("avg_pool2d", x.shape(), p);
+  Tensor y = empty(out_shape(s), {x.dtype(), kCPU});
+  if (y.numel() == 0) return y;
+  const Tensor xc = x.contiguous();
+  kc::avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
+  return y;
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const AvgPool2dParams& p) {
+  const char* op = "avg_pool2d_backward";
+  const PoolShape s = avg_shape(op, x_shape, p);
+  check_grad(op, grad_y, out_shape(s));
+  Tensor dx = empty(x_shape, {grad_y.dtype(), kCPU});
+  if (dx.numel() == 0) return dx;
+  const Tensor gc = grad_y.contiguous();
+  kc::avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
+  return dx;
+}
+
+namespace {
+PoolShape adaptive_shape(const char* op, const Shape& xs, std::array<int64_t, 2> out) {
+  EMBER_CHECK_SHAPE(xs.size() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", xs);
+  EMBER_CHECK_VALUE(out[0] >= 1 && out[1] >= 1, op, ": output size must be positive, got [", out[0],
+                    ", ", out[1], "]");
+  EMBER_CHECK_SHAPE(xs[2] >= 1 && xs[3] >= 1, op, ": input shape ", xs,
+                    " has an empty plane; nothing to average");
+  PoolShape s;
+  s.n = xs[0], s.c = xs[1], s.h = xs[2], s.w = xs[3], s.oh = out[0], s.ow = out[1];
+  return s;
+}
+}  // namespace
+
+Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> out) {
+  check_input("adaptive_avg_pool2d", x);
+  const PoolShape s = adaptive_shape("adaptive_avg_pool2d", x.shape(), out);
+  Tensor y = empty(out_shape(s), {x.dtype(), kCPU});
+  if (y.numel() == 0) return y;
+  const Tensor xc = x.contiguous();
+  kc::adaptive_avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
+  return y;
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  EMBER_CHECK_SHAPE(grad_y.dim() == 4, op, ": expected a 4-D grad_y, got shape ", grad_y.shape());
+  const PoolShape s = adaptive_shape(op, x_shape, {grad_y.size(2), grad_y.size(3)});
+  check_grad(op, grad_y, out_shape(s));
+  Tensor dx = empty(x_shape, {grad_y.dtype(), kCPU});
+  if (dx.numel() == 0) return dx;
+  const Tensor gc = grad_y.contiguous();
+  kc::adaptive_avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
+  return dx;
+}
+
+}  // namespace ember::ops
