@@ -13,5 +13,7 @@ using Runner = std::function<int()>;
 Runner add_doctor(CLI::App& app);
 // Adds `ember demo`.
 Runner add_demo(CLI::App& app);
+// Adds `ember algos`.
+Runner add_algos(CLI::App& app);
 
 }  // namespace ember::cli

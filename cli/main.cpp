@@ -1,4 +1,4 @@
-// The `ember` command line: doctor and demo.
+// The `ember` command line: doctor, demo, algos (and train).
 #include <iostream>
 #include <vector>
 
@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   std::vector<ember::cli::Runner> runners;
   runners.push_back(ember::cli::add_doctor(app));
   runners.push_back(ember::cli::add_demo(app));
+  runners.push_back(ember::cli::add_algos(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,66 @@
+// Convolution and pooling layers: Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d.
+#pragma once
+
+#include <array>
+
+#include "autograd/conv2d.h"
+#include "autograd/pool2d.h"
+#include "nn/module.h"
+
+namespace ember::nn {
+
+// 2-D convolution over NCHW input. Weight [out, in / groups, k, k], initialised as PyTorch
+// does: kaiming_uniform(a = sqrt(5)); bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+         Conv2dOptions options = Conv2dOptions(), bool bias = true);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "Conv2d"; }
+  std::string extra_repr() const override;
+
+  Tensor weight, bias;
+  int64_t in_channels, out_channels, kernel_size;
+  Conv2dOptions options;
+};
+
+class MaxPool2d : public Module {
+ public:
+  // stride 0 = kernel_size, as PyTorch's default.
+  explicit MaxPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0,
+                     int64_t dilation = 1, bool ceil_mode = false);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "MaxPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  int64_t kernel_, stride_, padding_, dilation_;
+  bool ceil_mode_;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0,
+                     bool ceil_mode = false, bool count_include_pad = true);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "AvgPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  int64_t kernel_, stride_, padding_;
+  bool ceil_mode_, count_include_pad_;
+};
+
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(std::array<int64_t, 2> output_size) : output_size_(output_size) {}
+  explicit AdaptiveAvgPool2d(int64_t output_size) : output_size_{output_size, output_size} {}
+  Tensor forward(const Tensor& x) override { return adaptive_avg_pool2d(x, output_size_); }
+  std::string name() const override { return "AdaptiveAvgPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  std::array<int64_t, 2> output_size_;
+};
+
+}  // namespace ember::nn
