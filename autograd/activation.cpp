@@ -9,9 +9,8 @@ using Grads = std::vector<Tensor>;
 
 // Saving the input (or, for sigmoid/tanh, the output) is all any of these backwards needs.
 Tensor relu(const Tensor& x) {
-  return record("ReluBackward", ops::relu(x), {x}, {x}, [](const Tensor& g, const Saved& s) {
-    return Grads{ops::relu_backward(g, s[0])};
-  });
+  return record("ReluBackward", ops::relu(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::relu_backward(g, s[0])}; });
 }
 
 Tensor leaky_relu(const Tensor& x, double slope) {
@@ -30,9 +29,8 @@ Tensor sigmoid(const Tensor& x) {
 
 Tensor tanh(const Tensor& x) {
   Tensor y = ops::tanh(x);
-  return record("TanhBackward", y, {x}, {y}, [](const Tensor& g, const Saved& s) {
-    return Grads{ops::tanh_backward(g, s[0])};
-  });
+  return record("TanhBackward", y, {x}, {y},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::tanh_backward(g, s[0])}; });
 }
 
 Tensor gelu(const Tensor& x, GeluApproximate a) {
@@ -49,9 +47,8 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 }
 
 Tensor silu(const Tensor& x) {
-  return record("SiluBackward", ops::silu(x), {x}, {x}, [](const Tensor& g, const Saved& s) {
-    return Grads{ops::silu_backward(g, s[0])};
-  });
+  return record("SiluBackward", ops::silu(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::silu_backward(g, s[0])}; });
 }
 
 Tensor elu(const Tensor& x, double alpha) {

@@ -9,9 +9,10 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   ops::DropoutOutput r = ops::dropout(x, p, training, gen);
   if (!r.mask.defined()) {
     const bool zero = training && p == 1;
-    return record("DropoutBackward", r.out, {x}, {}, [zero](const Tensor& g, const std::vector<Tensor>&) {
-      return std::vector<Tensor>{zero ? zeros_like(g) : g};
-    });
+    return record("DropoutBackward", r.out, {x}, {},
+                  [zero](const Tensor& g, const std::vector<Tensor>&) {
+                    return std::vector<Tensor>{zero ? zeros_like(g) : g};
+                  });
   }
   return record("DropoutBackward", r.out, {x}, {r.mask},
                 [p](const Tensor& g, const std::vector<Tensor>& s) {

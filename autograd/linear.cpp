@@ -20,8 +20,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                   const Tensor blank = zeros({}, {g.dtype(), g.device()});
                   const Tensor sx = s[0].defined() ? s[0] : blank.expand(xs);
                   const Tensor sw = s[1].defined() ? s[1] : blank.expand(ws);
-                  ops::LinearGrads r =
-                      ops::linear_backward(g, sx, sw, want_x, want_w, want_b);
+                  ops::LinearGrads r = ops::linear_backward(g, sx, sw, want_x, want_w, want_b);
                   std::vector<Tensor> out{r.grad_input, r.grad_weight};
                   if (has_b) out.push_back(r.grad_bias);
                   return out;

@@ -23,10 +23,11 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_in
                 Reduction reduction) {
   ops::NllOutput r = ops::nll_loss(log_probs, target, ignore_index, reduction);
   const int64_t count = r.count;
-  return record("NllLossBackward", r.loss, {log_probs}, {log_probs, target},
-                [=](const Tensor& g, const Saved& s) {
-                  return Grads{ops::nll_loss_backward(g, s[0], s[1], ignore_index, reduction, count)};
-                });
+  return record(
+      "NllLossBackward", r.loss, {log_probs}, {log_probs, target},
+      [=](const Tensor& g, const Saved& s) {
+        return Grads{ops::nll_loss_backward(g, s[0], s[1], ignore_index, reduction, count)};
+      });
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {

@@ -14,7 +14,8 @@ namespace {
 void check_float(const char* op, const Tensor& x) {
   check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 tensor, got ", x.dtype(), " (convert with "
+                    ": expected a float32 or float64 tensor, got ", x.dtype(),
+                    " (convert with "
                     ".to(kFloat32))");
 }
 
@@ -30,10 +31,10 @@ Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& 
                 kc::ActivationParams p = {}) {
   check_float(op, s_in);
   check_cpu_operands(op, {&s_in, &g_in});
-  EMBER_CHECK_SHAPE(g_in.shape() == s_in.shape(), op, ": expected grad_out of shape ",
-                    s_in.shape(), ", got ", g_in.shape());
-  EMBER_CHECK_DTYPE(g_in.dtype() == s_in.dtype(), op, ": expected grad_out of dtype ",
-                    s_in.dtype(), ", got ", g_in.dtype());
+  EMBER_CHECK_SHAPE(g_in.shape() == s_in.shape(), op, ": expected grad_out of shape ", s_in.shape(),
+                    ", got ", g_in.shape());
+  EMBER_CHECK_DTYPE(g_in.dtype() == s_in.dtype(), op, ": expected grad_out of dtype ", s_in.dtype(),
+                    ", got ", g_in.dtype());
   const Tensor s = s_in.contiguous(), g = g_in.contiguous();
   Tensor dx = empty(s.shape(), {s.dtype(), kCPU});
   if (dx.numel() > 0)
@@ -60,15 +61,27 @@ Activation gelu_kind(GeluApproximate a) {
 
 }  // namespace
 
-Tensor relu(const Tensor& x) { return forward(Activation::relu, "relu", x); }
+Tensor relu(const Tensor& x) {
+  return forward(Activation::relu, "relu", x);
+}
 Tensor leaky_relu(const Tensor& x, double slope) {
   return forward(Activation::leaky_relu, "leaky_relu", x, alpha(slope));
 }
-Tensor sigmoid(const Tensor& x) { return forward(Activation::sigmoid, "sigmoid", x); }
-Tensor tanh(const Tensor& x) { return forward(Activation::tanh, "tanh", x); }
-Tensor gelu(const Tensor& x, GeluApproximate a) { return forward(gelu_kind(a), "gelu", x); }
-Tensor silu(const Tensor& x) { return forward(Activation::silu, "silu", x); }
-Tensor elu(const Tensor& x, double a) { return forward(Activation::elu, "elu", x, alpha(a)); }
+Tensor sigmoid(const Tensor& x) {
+  return forward(Activation::sigmoid, "sigmoid", x);
+}
+Tensor tanh(const Tensor& x) {
+  return forward(Activation::tanh, "tanh", x);
+}
+Tensor gelu(const Tensor& x, GeluApproximate a) {
+  return forward(gelu_kind(a), "gelu", x);
+}
+Tensor silu(const Tensor& x) {
+  return forward(Activation::silu, "silu", x);
+}
+Tensor elu(const Tensor& x, double a) {
+  return forward(Activation::elu, "elu", x, alpha(a));
+}
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   EMBER_CHECK_VALUE(beta != 0, "softplus: expected a non-zero beta, got ", beta);
   return forward(Activation::softplus, "softplus", x, softplus_params(beta, threshold));

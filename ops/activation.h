@@ -16,13 +16,13 @@ enum class GeluApproximate { None, Tanh };
 
 namespace ember::ops {
 
-Tensor relu(const Tensor& x);                                   // max(x, 0)
-Tensor leaky_relu(const Tensor& x, double negative_slope);      // x > 0 ? x : slope * x
-Tensor sigmoid(const Tensor& x);                                // 1 / (1 + exp(-x))
+Tensor relu(const Tensor& x);                               // max(x, 0)
+Tensor leaky_relu(const Tensor& x, double negative_slope);  // x > 0 ? x : slope * x
+Tensor sigmoid(const Tensor& x);                            // 1 / (1 + exp(-x))
 Tensor tanh(const Tensor& x);
 Tensor gelu(const Tensor& x, GeluApproximate approximate);
-Tensor silu(const Tensor& x);                                   // x * sigmoid(x)
-Tensor elu(const Tensor& x, double alpha);                      // x > 0 ? x : alpha (e^x - 1)
+Tensor silu(const Tensor& x);               // x * sigmoid(x)
+Tensor elu(const Tensor& x, double alpha);  // x > 0 ? x : alpha (e^x - 1)
 // x * beta > threshold ? x : log(1 + exp(beta x)) / beta.
 Tensor softplus(const Tensor& x, double beta, double threshold);
 

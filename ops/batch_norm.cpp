@@ -24,20 +24,21 @@ void check_param(const char* op, const char* name, const Tensor& p, const Tensor
   check_cpu_operands(op, {&x, &p});
   EMBER_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": expected ", name, " of dtype ", x.dtype(),
                     " (the input's), got ", p.dtype());
-  EMBER_CHECK_SHAPE(p.dim() == 1 && p.size(0) == x.size(1), op, ": expected ", name,
-                    " of shape [", x.size(1), "] (one per channel of input ", x.shape(),
-                    "), got ", p.shape());
+  EMBER_CHECK_SHAPE(p.dim() == 1 && p.size(0) == x.size(1), op, ": expected ", name, " of shape [",
+                    x.size(1), "] (one per channel of input ", x.shape(), "), got ", p.shape());
 }
 
 void check_input(const char* op, const Tensor& x) {
   check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
                     ": expected a float32 or float64 input, got ", x.dtype());
-  EMBER_CHECK_SHAPE(x.dim() >= 2, op, ": expected input of shape [N, C, ...] (2 or more dims), got ",
-                    x.shape());
+  EMBER_CHECK_SHAPE(x.dim() >= 2, op,
+                    ": expected input of shape [N, C, ...] (2 or more dims), got ", x.shape());
 }
 
-const void* ptr_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+const void* ptr_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
 
 }  // namespace
 
@@ -69,9 +70,9 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   }
   // The kernel updates the running stats in place; a non-contiguous one goes through a copy.
   Tensor rm = running_mean.defined() && !running_mean.is_contiguous() ? running_mean.contiguous()
-                                                                        : running_mean;
+                                                                      : running_mean;
   Tensor rv = running_var.defined() && !running_var.is_contiguous() ? running_var.contiguous()
-                                                                     : running_var;
+                                                                    : running_var;
   kc::BatchNormParams p{training, momentum, eps};
   kc::batch_norm_fwd_cpu(x.dtype(), s, p, x.data_ptr(), ptr_or_null(w), ptr_or_null(b),
                          rm.defined() ? rm.data_ptr() : nullptr,
@@ -80,8 +81,10 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   if (training) {
     for (auto [dst, src] : {std::pair{running_mean, rm}, std::pair{running_var, rv}}) {
       if (!dst.defined()) continue;
-      if (dst.is_same(src)) dst.bump_version();
-      else dst.copy_(src);
+      if (dst.is_same(src))
+        dst.bump_version();
+      else
+        dst.copy_(src);
     }
   }
   return r;

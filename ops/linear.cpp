@@ -17,7 +17,8 @@ void check_linear(const char* op, const Tensor& x, const Tensor& w, const Tensor
                     ": expected a float32 or float64 input, got ", x.dtype());
   EMBER_CHECK_DTYPE(w.dtype() == x.dtype() && (!b.defined() || b.dtype() == x.dtype()), op,
                     ": expected input, weight and bias of one dtype, got ", x.dtype(), ", ",
-                    w.dtype(), (b.defined() ? ", " : ""), (b.defined() ? dtype_name(b.dtype()) : ""));
+                    w.dtype(), (b.defined() ? ", " : ""),
+                    (b.defined() ? dtype_name(b.dtype()) : ""));
   EMBER_CHECK_SHAPE(x.dim() >= 1, op, ": expected an input of shape [..., in], got a 0-D tensor");
   EMBER_CHECK_SHAPE(w.dim() == 2, op, ": expected weight of shape [out, in], got ", w.shape());
   EMBER_CHECK_SHAPE(x.size(-1) == w.size(1), op, ": input ", x.shape(), " has ", x.size(-1),

@@ -37,13 +37,13 @@ std::string format_index(std::vector<int64_t> idx) {
 kc::NllShape check_classification(const char* op, const Tensor& input, const Tensor& target) {
   check_cpu_operands(op, {&input, &target});
   check_float(op, "input", input);
-  EMBER_CHECK_SHAPE(input.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, d1, ...], got ",
-                    input.shape());
+  EMBER_CHECK_SHAPE(input.dim() >= 2, op,
+                    ": expected input of shape [N, C] or [N, C, d1, ...], got ", input.shape());
   EMBER_CHECK_DTYPE(target.dtype() == kInt64, op,
                     ": expected target of dtype int64 (class indices), got ", target.dtype());
-  EMBER_CHECK_SHAPE(target.shape() == target_shape(input.shape()), op, ": expected target of shape ",
-                    target_shape(input.shape()), " for input ", input.shape(), ", got ",
-                    target.shape());
+  EMBER_CHECK_SHAPE(target.shape() == target_shape(input.shape()), op,
+                    ": expected target of shape ", target_shape(input.shape()), " for input ",
+                    input.shape(), ", got ", target.shape());
   kc::NllShape s{input.size(0), input.size(1), 1};
   for (int64_t d = 2; d < input.dim(); ++d) s.s *= input.size(d);
   return s;
@@ -68,12 +68,15 @@ NllOutput reduce(DType t, const kc::NllShape& s, Reduction r, int64_t ignore_ind
                  const Tensor& lp, const Tensor& target) {
   NllOutput out;
   Tensor per = r == Reduction::None ? empty({s.n * s.s}, {t, kCPU}) : Tensor();
-  const double total = kc::nll_fwd_cpu(t, s, ignore_index, eps, lp.data_ptr(),
-                                       target.data<int64_t>(), per.defined() ? per.data_ptr() : nullptr,
-                                       &out.count);
-  if (r == Reduction::None) out.loss = per.view(target.shape());
-  else if (r == Reduction::Sum) out.loss = full({}, total, {t, kCPU});
-  else out.loss = full({}, total / static_cast<double>(out.count), {t, kCPU});
+  const double total =
+      kc::nll_fwd_cpu(t, s, ignore_index, eps, lp.data_ptr(), target.data<int64_t>(),
+                      per.defined() ? per.data_ptr() : nullptr, &out.count);
+  if (r == Reduction::None)
+    out.loss = per.view(target.shape());
+  else if (r == Reduction::Sum)
+    out.loss = full({}, total, {t, kCPU});
+  else
+    out.loss = full({}, total / static_cast<double>(out.count), {t, kCPU});
   return out;
 }
 
@@ -124,9 +127,9 @@ NllOutput cross_entropy(const Tensor& logits, const Tensor& target_in, int64_t i
   return out;
 }
 
-Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs,
-                              const Tensor& target, int64_t ignore_index, Reduction reduction,
-                              double label_smoothing, int64_t count) {
+Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
+                              int64_t ignore_index, Reduction reduction, double label_smoothing,
+                              int64_t count) {
   return nll_backward("cross_entropy_backward", true, grad_out, log_probs, target, ignore_index,
                       reduction, label_smoothing, count);
 }
@@ -162,10 +165,9 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   const Tensor x = input.contiguous(), y = target.contiguous();
   const int64_t n = x.numel();
   Tensor per = reduction == Reduction::None ? empty(x.shape(), {x.dtype(), kCPU}) : Tensor();
-  const double total =
-      n == 0 ? 0.0
-             : kc::mse_fwd_cpu(x.dtype(), n, x.data_ptr(), y.data_ptr(),
-                               per.defined() ? per.data_ptr() : nullptr);
+  const double total = n == 0 ? 0.0
+                              : kc::mse_fwd_cpu(x.dtype(), n, x.data_ptr(), y.data_ptr(),
+                                                per.defined() ? per.data_ptr() : nullptr);
   if (reduction == Reduction::None) return per;
   const double v = reduction == Reduction::Sum ? total : total / static_cast<double>(n);
   return full({}, v, {x.dtype(), kCPU});

@@ -22,8 +22,8 @@ enum class Reduction { None, Mean, Sum };
 namespace ember::ops {
 
 struct NllOutput {
-  Tensor loss;       // 0-D for Mean/Sum; the target's shape for None
-  Tensor log_probs;  // cross_entropy only: log_softmax of the logits over dim 1
+  Tensor loss;        // 0-D for Mean/Sum; the target's shape for None
+  Tensor log_probs;   // cross_entropy only: log_softmax of the logits over dim 1
   int64_t count = 0;  // positions not ignored
 };
 
@@ -33,9 +33,9 @@ NllOutput cross_entropy(const Tensor& logits, const Tensor& target, int64_t igno
                         Reduction reduction, double label_smoothing);
 // Gradient w.r.t. the logits: g * (softmax - (1 - e) onehot(target) - e / C), 0 at ignored
 // positions (divided by `count` for Mean).
-Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs,
-                              const Tensor& target, int64_t ignore_index, Reduction reduction,
-                              double label_smoothing, int64_t count);
+Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
+                              int64_t ignore_index, Reduction reduction, double label_smoothing,
+                              int64_t count);
 
 // Per position -input[target].
 NllOutput nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index,

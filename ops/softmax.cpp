@@ -39,10 +39,10 @@ Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
 Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in, int64_t dim) {
   check_float(op, y_in);
   check_cpu_operands(op, {&y_in, &g_in});
-  EMBER_CHECK_SHAPE(g_in.shape() == y_in.shape(), op, ": expected grad_out of shape ",
-                    y_in.shape(), ", got ", g_in.shape());
-  EMBER_CHECK_DTYPE(g_in.dtype() == y_in.dtype(), op, ": expected grad_out of dtype ",
-                    y_in.dtype(), ", got ", g_in.dtype());
+  EMBER_CHECK_SHAPE(g_in.shape() == y_in.shape(), op, ": expected grad_out of shape ", y_in.shape(),
+                    ", got ", g_in.shape());
+  EMBER_CHECK_DTYPE(g_in.dtype() == y_in.dtype(), op, ": expected grad_out of dtype ", y_in.dtype(),
+                    ", got ", g_in.dtype());
   const kc::SoftmaxShape s = view_as_3d(y_in, dim, op);
   const Tensor y = y_in.contiguous(), g = g_in.contiguous();
   Tensor dx = empty(y.shape(), {y.dtype(), kCPU});
@@ -53,8 +53,12 @@ Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return forward("softmax", false, x, dim); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return forward("log_softmax", true, x, dim); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  return forward("softmax", false, x, dim);
+}
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  return forward("log_softmax", true, x, dim);
+}
 Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim) {
   return backward("softmax_backward", false, g, y, dim);
 }

@@ -8,7 +8,15 @@
 namespace ember::kernels::cpu {
 
 enum class Activation : uint8_t {
-  relu, leaky_relu, sigmoid, tanh, gelu, gelu_tanh, silu, elu, softplus
+  relu,
+  leaky_relu,
+  sigmoid,
+  tanh,
+  gelu,
+  gelu_tanh,
+  silu,
+  elu,
+  softplus
 };
 
 // alpha: leaky_relu's negative slope, elu's alpha. beta, threshold: softplus's.

@@ -124,9 +124,9 @@ void batch_norm_bwd_cpu(DType t, const BatchNormShape& shape, bool training, con
   EMBER_DISPATCH_FLOAT(t, "batch_norm_backward", [&] {
     bwd<scalar_t>(shape, training, static_cast<const scalar_t*>(x),
                   static_cast<const scalar_t*>(dy), static_cast<const scalar_t*>(weight),
-                  static_cast<const scalar_t*>(save_mean), static_cast<const scalar_t*>(save_invstd),
-                  static_cast<scalar_t*>(dx), static_cast<scalar_t*>(dweight),
-                  static_cast<scalar_t*>(dbias));
+                  static_cast<const scalar_t*>(save_mean),
+                  static_cast<const scalar_t*>(save_invstd), static_cast<scalar_t*>(dx),
+                  static_cast<scalar_t*>(dweight), static_cast<scalar_t*>(dbias));
   });
 }
 

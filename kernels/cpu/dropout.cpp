@@ -49,8 +49,7 @@ void dropout_fwd_cpu(DType t, int64_t n, uint64_t seed, uint64_t offset, double 
   });
 }
 
-void dropout_bwd_cpu(DType t, int64_t n, double scale, const bool* mask, const void* dy,
-                     void* dx) {
+void dropout_bwd_cpu(DType t, int64_t n, double scale, const bool* mask, const void* dy, void* dx) {
   EMBER_DISPATCH_FLOAT(t, "dropout_backward", [&] {
     bwd<scalar_t>(n, scale, mask, static_cast<const scalar_t*>(dy), static_cast<scalar_t*>(dx));
   });

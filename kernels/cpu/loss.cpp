@@ -8,7 +8,9 @@ namespace ember::kernels::cpu {
 
 namespace {
 
-bool large(int64_t work) { return work >= kParallelGrain && !omp_in_parallel(); }
+bool large(int64_t work) {
+  return work >= kParallelGrain && !omp_in_parallel();
+}
 
 template <typename T>
 double nll_fwd(const NllShape& sh, int64_t ignore, double eps, const T* lp, const int64_t* tgt,
@@ -105,14 +107,13 @@ double nll_fwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double 
   });
 }
 
-void nll_bwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double smoothing,
-                 bool fused, const void* log_probs, const int64_t* target, const void* grad,
+void nll_bwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double smoothing, bool fused,
+                 const void* log_probs, const int64_t* target, const void* grad,
                  int64_t grad_stride, double scale, void* dx) {
   EMBER_DISPATCH_FLOAT(t, "nll_loss_backward", [&] {
-    nll_bwd<scalar_t>(shape, ignore_index, smoothing, fused,
-                      static_cast<const scalar_t*>(log_probs), target,
-                      static_cast<const scalar_t*>(grad), grad_stride, scale,
-                      static_cast<scalar_t*>(dx));
+    nll_bwd<scalar_t>(
+        shape, ignore_index, smoothing, fused, static_cast<const scalar_t*>(log_probs), target,
+        static_cast<const scalar_t*>(grad), grad_stride, scale, static_cast<scalar_t*>(dx));
   });
 }
 

@@ -31,8 +31,8 @@ double nll_fwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double 
 //                                                        - (1 - smoothing) [k == t])
 //   not fused (nll_loss): -g_p [k == t]
 // and 0 for every k at ignored positions. dx is contiguous [n, c, s].
-void nll_bwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double smoothing,
-                 bool fused, const void* log_probs, const int64_t* target, const void* grad,
+void nll_bwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double smoothing, bool fused,
+                 const void* log_probs, const int64_t* target, const void* grad,
                  int64_t grad_stride, double scale, void* dx);
 
 // Squared error over n contiguous elements: writes (x - y)^2 to `out` when it is not null and

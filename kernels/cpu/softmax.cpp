@@ -67,8 +67,10 @@ void fwd_cols(const SoftmaxShape& sh, bool log, int64_t w, const T* x, T* y) {
   for (int64_t j = 0; j < w; ++j) s[j] = log ? m[j] + std::log(s[j]) : 1.0 / s[j];
   for (int64_t i = 0; i < d; ++i)
     for (int64_t j = 0; j < w; ++j) {
-      if (log) y[i * st + j] = x[i * st + j] - static_cast<T>(s[j]);
-      else y[i * st + j] *= static_cast<T>(s[j]);
+      if (log)
+        y[i * st + j] = x[i * st + j] - static_cast<T>(s[j]);
+      else
+        y[i * st + j] *= static_cast<T>(s[j]);
     }
 }
 
@@ -106,8 +108,10 @@ template <typename T>
 void fwd(const SoftmaxShape& sh, bool log, const T* x, T* y) {
   for_tasks(sh, [&](int64_t o, int64_t j0, int64_t w) {
     const int64_t base = o * sh.dim * sh.inner + j0;
-    if (sh.inner == 1) fwd_row(sh.dim, log, x + base, y + base);
-    else fwd_cols(sh, log, w, x + base, y + base);
+    if (sh.inner == 1)
+      fwd_row(sh.dim, log, x + base, y + base);
+    else
+      fwd_cols(sh, log, w, x + base, y + base);
   });
 }
 
@@ -115,8 +119,10 @@ template <typename T>
 void bwd(const SoftmaxShape& sh, bool log, const T* y, const T* dy, T* dx) {
   for_tasks(sh, [&](int64_t o, int64_t j0, int64_t w) {
     const int64_t base = o * sh.dim * sh.inner + j0;
-    if (sh.inner == 1) bwd_row(sh.dim, log, y + base, dy + base, dx + base);
-    else bwd_cols(sh, log, w, y + base, dy + base, dx + base);
+    if (sh.inner == 1)
+      bwd_row(sh.dim, log, y + base, dy + base, dx + base);
+    else
+      bwd_cols(sh, log, w, y + base, dy + base, dx + base);
   });
 }
 

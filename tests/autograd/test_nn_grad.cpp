@@ -58,29 +58,39 @@ void run_specs(const std::vector<Spec>& specs, uint64_t seed) {
   }
 }
 
-Tensor targets(const std::vector<int64_t>& v, const Shape& s) { return from_vector(v, s); }
+Tensor targets(const std::vector<int64_t>& v, const Shape& s) {
+  return from_vector(v, s);
+}
 
 }  // namespace
 
 TEST_CASE("gradcheck batch_norm in training and eval mode") {
   const uint64_t seed = std::random_device{}();
   Tensor rm = zeros({3}, kFloat64), rv = ones({3}, kFloat64);
-  Tensor rm_eval = from_vector<double>({0.3, -0.2, 0.1}), rv_eval = from_vector<double>({0.5, 1.5, 2});
+  Tensor rm_eval = from_vector<double>({0.3, -0.2, 0.1}),
+         rv_eval = from_vector<double>({0.5, 1.5, 2});
   run_specs(
       {
-          {"train affine [4, 3]", {{4, 3}, {3}, {3}},
+          {"train affine [4, 3]",
+           {{4, 3}, {3}, {3}},
            [&](V x) { return batch_norm(x[0], x[1], x[2], rm, rv, true); }},
-          {"train affine [2, 3, 2, 3]", {{2, 3, 2, 3}, {3}, {3}},
+          {"train affine [2, 3, 2, 3]",
+           {{2, 3, 2, 3}, {3}, {3}},
            [&](V x) { return batch_norm(x[0], x[1], x[2], rm, rv, true, 0.1, 1e-3); }},
-          {"train no affine, no running stats [3, 3, 5]", {{3, 3, 5}},
+          {"train no affine, no running stats [3, 3, 5]",
+           {{3, 3, 5}},
            [&](V x) { return batch_norm(x[0], Tensor(), Tensor(), Tensor(), Tensor(), true); }},
-          {"train batch 1 [1, 3, 4]", {{1, 3, 4}, {3}},
+          {"train batch 1 [1, 3, 4]",
+           {{1, 3, 4}, {3}},
            [&](V x) { return batch_norm(x[0], x[1], Tensor(), rm, rv, true); }},
-          {"train non-contiguous", {{3, 4, 3}, {3}, {3}},
+          {"train non-contiguous",
+           {{3, 4, 3}, {3}, {3}},
            [&](V x) { return batch_norm(transpose(x[0], 1, 2), x[1], x[2], rm, rv, true); }},
-          {"eval affine [2, 3, 5]", {{2, 3, 5}, {3}, {3}},
+          {"eval affine [2, 3, 5]",
+           {{2, 3, 5}, {3}, {3}},
            [&](V x) { return batch_norm(x[0], x[1], x[2], rm_eval, rv_eval, false); }},
-          {"eval no affine [4, 3]", {{4, 3}},
+          {"eval no affine [4, 3]",
+           {{4, 3}},
            [&](V x) { return batch_norm(x[0], Tensor(), Tensor(), rm_eval, rv_eval, false); }},
       },
       seed);
@@ -94,12 +104,15 @@ TEST_CASE("gradcheck every activation") {
   leaky.away_from_zero = true;
   Spec elu_s{"elu alpha 1.5", {{3, 5}}, [](V x) { return elu(x[0], 1.5); }};
   elu_s.away_from_zero = true;
-  Spec relu_t{"relu of a transposed view", {{4, 3}},
-              [](V x) { return relu(transpose(x[0], 0, 1)); }};
+  Spec relu_t{
+      "relu of a transposed view", {{4, 3}}, [](V x) { return relu(transpose(x[0], 0, 1)); }};
   relu_t.away_from_zero = true;
   run_specs(
       {
-          relu_s, leaky, elu_s, relu_t,
+          relu_s,
+          leaky,
+          elu_s,
+          relu_t,
           {"sigmoid", {{3, 5}}, [](V x) { return sigmoid(x[0]); }, -4, 4},
           {"tanh", {{3, 5}}, [](V x) { return ember::tanh(x[0]); }},
           {"gelu", {{3, 5}}, [](V x) { return gelu(x[0]); }, -3, 3},
@@ -116,7 +129,8 @@ TEST_CASE("gradcheck dropout with the generator state replayed") {
   Generator gen(seed);
   run_specs(
       {
-          {"dropout p 0.4", {{6, 7}},
+          {"dropout p 0.4",
+           {{6, 7}},
            [&](V x) {
              gen.set_state(seed, 3);  // the same mask on every evaluation
              return dropout(x[0], 0.4, true, &gen);
@@ -135,9 +149,11 @@ TEST_CASE("gradcheck linear and softmax") {
           {"linear", {{3, 4}, {5, 4}, {5}}, [](V x) { return linear(x[0], x[1], x[2]); }},
           {"linear batched, no bias", {{2, 3, 4}, {2, 4}}, [](V x) { return linear(x[0], x[1]); }},
           {"linear 1-D input", {{4}, {3, 4}, {3}}, [](V x) { return linear(x[0], x[1], x[2]); }},
-          {"linear transposed operands", {{4, 3}, {4, 5}},
+          {"linear transposed operands",
+           {{4, 3}, {4, 5}},
            [](V x) { return linear(transpose(x[0], 0, 1), transpose(x[1], 0, 1)); }},
-          {"linear constant input", {{5, 4}, {5}},
+          {"linear constant input",
+           {{5, 4}, {5}},
            [&](V x) { return linear(const_x, x[0], x[1]); }},
           {"softmax last", {{3, 5}}, [](V x) { return softmax(x[0], -1); }},
           {"softmax middle", {{2, 4, 3}}, [](V x) { return softmax(x[0], 1); }},
@@ -154,17 +170,22 @@ TEST_CASE("gradcheck every loss in every reduction") {
   Tensor t_ign = targets({1, 3, 1}, {3});  // ignore_index 1
   std::vector<Spec> specs;
   for (Reduction r : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
-    specs.push_back({"cross_entropy [4, 3]", {{4, 3}},
-                     [=](V x) { return cross_entropy(x[0], t2, -100, r); }});
-    specs.push_back({"cross_entropy smoothing [4, 3]", {{4, 3}},
-                     [=](V x) { return cross_entropy(x[0], t2, -100, r, 0.3); }});
-    specs.push_back({"cross_entropy [2, 3, 3] smoothing", {{2, 3, 3}},
-                     [=](V x) { return cross_entropy(x[0], t3, -100, r, 0.1); }});
-    specs.push_back({"cross_entropy ignore_index 1", {{3, 4}},
-                     [=](V x) { return cross_entropy(x[0], t_ign, 1, r, 0.2); }});
-    specs.push_back({"nll_loss [4, 3]", {{4, 3}}, [=](V x) { return nll_loss(x[0], t2, -100, r); }});
-    specs.push_back({"nll_loss [2, 3, 3] of log_softmax", {{2, 3, 3}},
-                     [=](V x) { return nll_loss(log_softmax(x[0], 1), t3, -100, r); }});
+    specs.push_back(
+        {"cross_entropy [4, 3]", {{4, 3}}, [=](V x) { return cross_entropy(x[0], t2, -100, r); }});
+    specs.push_back({"cross_entropy smoothing [4, 3]", {{4, 3}}, [=](V x) {
+                       return cross_entropy(x[0], t2, -100, r, 0.3);
+                     }});
+    specs.push_back({"cross_entropy [2, 3, 3] smoothing", {{2, 3, 3}}, [=](V x) {
+                       return cross_entropy(x[0], t3, -100, r, 0.1);
+                     }});
+    specs.push_back({"cross_entropy ignore_index 1", {{3, 4}}, [=](V x) {
+                       return cross_entropy(x[0], t_ign, 1, r, 0.2);
+                     }});
+    specs.push_back(
+        {"nll_loss [4, 3]", {{4, 3}}, [=](V x) { return nll_loss(x[0], t2, -100, r); }});
+    specs.push_back({"nll_loss [2, 3, 3] of log_softmax", {{2, 3, 3}}, [=](V x) {
+                       return nll_loss(log_softmax(x[0], 1), t3, -100, r);
+                     }});
     specs.push_back({"mse_loss", {{3, 4}, {3, 4}}, [=](V x) { return mse_loss(x[0], x[1], r); }});
   }
   run_specs(specs, seed);

@@ -116,10 +116,14 @@ TEST_CASE("mse_loss matches a float64 reference") {
         double total = 0;
         for (size_t i = 0; i < xv.size(); ++i) total += per[i] = std::pow(xv[i] - yv[i], 2);
         Tensor got = mse_loss(x, y, r);
-        if (r == Reduction::None) check_values(got, per, t);
-        else if (r == Reduction::Sum) check_values(got, {total}, t);
-        else if (!xv.empty()) check_values(got, {total / xv.size()}, t);
-        else CHECK(std::isnan(got.item()));
+        if (r == Reduction::None)
+          check_values(got, per, t);
+        else if (r == Reduction::Sum)
+          check_values(got, {total}, t);
+        else if (!xv.empty())
+          check_values(got, {total / xv.size()}, t);
+        else
+          CHECK(std::isnan(got.item()));
       }
 }
 
@@ -149,8 +153,11 @@ TEST_CASE("nn ops reject bad input with typed errors naming the op") {
          {"batch_norm", "int64"});
   expect([&] { batch_norm(x4, Tensor(), Tensor(), Tensor(), Tensor(), false); }, ValueError{""},
          {"batch_norm", "running_mean"});
-  expect([&] { batch_norm(zeros({1, 3}), Tensor(), Tensor(), c3, c3, true); }, ValueError{""},
-         {"batch_norm", "more than 1 value per channel"});
+  expect(
+      [&] {
+        batch_norm(zeros({1, 3}), Tensor(), Tensor(), c3, c3, true);
+      },
+      ValueError{""}, {"batch_norm", "more than 1 value per channel"});
   Tensor emu = fake_device_tensor({3}, kFloat32, Device(DeviceType::EMU, 0));
   expect([&] { batch_norm(x4, emu, Tensor(), c3, c3, true); }, DeviceError{""},
          {"batch_norm", "cpu", "emu"});
@@ -164,13 +171,22 @@ TEST_CASE("nn ops reject bad input with typed errors naming the op") {
   expect([&] { dropout(fake_device_tensor({2}, kFloat32, Device(DeviceType::EMU, 0)), 0.5); },
          DeviceError{""}, {"dropout", "emu"});
   // linear
-  expect([&] { linear(zeros({2, 5}), zeros({3, 4})); }, ShapeError{""},
-         {"linear", "5 features", "[3, 4]"});
-  expect([&] { linear(zeros({2, 4}), zeros({3, 4}), zeros({2})); }, ShapeError{""},
-         {"linear", "bias", "[3]", "[2]"});
+  expect(
+      [&] {
+        linear(zeros({2, 5}), zeros({3, 4}));
+      },
+      ShapeError{""}, {"linear", "5 features", "[3, 4]"});
+  expect(
+      [&] {
+        linear(zeros({2, 4}), zeros({3, 4}), zeros({2}));
+      },
+      ShapeError{""}, {"linear", "bias", "[3]", "[2]"});
   expect([&] { linear(zeros({2, 4}), zeros({4})); }, ShapeError{""}, {"linear", "[out, in]"});
-  expect([&] { linear(zeros({2, 4}), zeros({3, 4}, kFloat64)); }, DTypeError{""},
-         {"linear", "float32", "float64"});
+  expect(
+      [&] {
+        linear(zeros({2, 4}), zeros({3, 4}, kFloat64));
+      },
+      DTypeError{""}, {"linear", "float32", "float64"});
   // losses
   Tensor logits = zeros({2, 5, 3});
   Tensor target = from_vector<int64_t>({0, 1, 2, 3, 4, 0}, {2, 3});
@@ -178,19 +194,29 @@ TEST_CASE("nn ops reject bad input with typed errors naming the op") {
          {"cross_entropy", "[N, C]", "[5]"});
   expect([&] { cross_entropy(logits, target.to(kInt32)); }, DTypeError{""},
          {"cross_entropy", "int64", "int32"});
-  expect([&] { cross_entropy(logits, zeros({2, 4}, kInt64)); }, ShapeError{""},
-         {"cross_entropy", "[2, 3]", "[2, 4]"});
+  expect(
+      [&] {
+        cross_entropy(logits, zeros({2, 4}, kInt64));
+      },
+      ShapeError{""}, {"cross_entropy", "[2, 3]", "[2, 4]"});
   Tensor bad = from_vector<int64_t>({0, 1, 2, 3, 7, 0}, {2, 3});
   expect([&] { cross_entropy(logits, bad); }, IndexError{""},
          {"cross_entropy", "target 7", "[1, 1]", "5 classes"});
-  expect([&] { nll_loss(logits, from_vector<int64_t>({0, -1, 2, 3, 4, 0}, {2, 3})); },
-         IndexError{""}, {"nll_loss", "target -1", "[0, 1]", "5 classes"});
+  expect(
+      [&] {
+        nll_loss(logits, from_vector<int64_t>({0, -1, 2, 3, 4, 0}, {2, 3}));
+      },
+      IndexError{""}, {"nll_loss", "target -1", "[0, 1]", "5 classes"});
   expect([&] { cross_entropy(logits, target, -100, Reduction::Mean, 1.5); }, ValueError{""},
          {"cross_entropy", "label_smoothing", "1.5"});
-  expect([&] { mse_loss(zeros({2, 3}), zeros({3, 2})); }, ShapeError{""},
-         {"mse_loss", "[2, 3]", "[3, 2]"});
+  expect(
+      [&] {
+        mse_loss(zeros({2, 3}), zeros({3, 2}));
+      },
+      ShapeError{""}, {"mse_loss", "[2, 3]", "[3, 2]"});
   expect([&] { mse_loss(zeros({2}), zeros({2}, kFloat64)); }, DTypeError{""},
          {"mse_loss", "float32", "float64"});
-  expect([&] { mse_loss(zeros({2}), fake_device_tensor({2}, kFloat32, Device(DeviceType::EMU, 0))); },
-         DeviceError{""}, {"mse_loss", "emu"});
+  expect(
+      [&] { mse_loss(zeros({2}), fake_device_tensor({2}, kFloat32, Device(DeviceType::EMU, 0))); },
+      DeviceError{""}, {"mse_loss", "emu"});
 }

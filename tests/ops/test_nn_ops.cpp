@@ -74,8 +74,10 @@ TEST_CASE("batch_norm matches the textbook formula in training and eval") {
             if (!training) mean = rm0, var = rv0;
             const int64_t s = x.numel() / (shape[0] * c);
             std::vector<double> want(xv.size());
-            const std::vector<double> wv = affine ? w.to_vector<double>() : std::vector<double>(c, 1);
-            const std::vector<double> bv = affine ? b.to_vector<double>() : std::vector<double>(c, 0);
+            const std::vector<double> wv =
+                affine ? w.to_vector<double>() : std::vector<double>(c, 1);
+            const std::vector<double> bv =
+                affine ? b.to_vector<double>() : std::vector<double>(c, 0);
             for (size_t i = 0; i < xv.size(); ++i) {
               const int64_t k = (static_cast<int64_t>(i) / s) % c;
               want[i] = (xv[i] - mean[k]) / std::sqrt(var[k] + eps) * wv[k] + bv[k];
@@ -100,8 +102,8 @@ TEST_CASE("batch_norm running statistics by hand") {
   Tensor x = from_vector<double>({1, 3}, {2, 1});
   Tensor rm = from_vector<double>({0.0}), rv = from_vector<double>({1.0});
   Tensor y = batch_norm(x, Tensor(), Tensor(), rm, rv, true, 0.1, 1e-5);
-  CHECK(rm.item() == doctest::Approx(0.2));   // 0.9 * 0 + 0.1 * 2
-  CHECK(rv.item() == doctest::Approx(1.1));   // 0.9 * 1 + 0.1 * 2
+  CHECK(rm.item() == doctest::Approx(0.2));  // 0.9 * 0 + 0.1 * 2
+  CHECK(rv.item() == doctest::Approx(1.1));  // 0.9 * 1 + 0.1 * 2
   CHECK(y.to_vector<double>()[0] == doctest::Approx(-1 / std::sqrt(1 + 1e-5)));
   // Training without running statistics is allowed; a 0-size batch leaves them alone.
   CHECK(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true).shape() == Shape{2, 1});
@@ -119,7 +121,9 @@ struct ActSpec {
   std::function<double(double)> ref, dref;  // value and derivative
 };
 
-double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
+double sigmoid_ref(double x) {
+  return 1 / (1 + std::exp(-x));
+}
 
 const std::vector<ActSpec>& act_specs() {
   const double kPi = 3.14159265358979323846;
@@ -273,9 +277,9 @@ TEST_CASE("linear matches a naive x w^T + b") {
     bool bias;
   };
   for (DType t : kFloatTypes)
-    for (const Case& c : {Case{{2, 3, 5}, {4, 5}, true}, Case{{7}, {3, 7}, true},
-                          Case{{1, 6}, {1, 6}, false}, Case{{0, 4}, {3, 4}, true},
-                          Case{{5, 7, 3}, {2, 3}, false}})
+    for (const Case& c :
+         {Case{{2, 3, 5}, {4, 5}, true}, Case{{7}, {3, 7}, true}, Case{{1, 6}, {1, 6}, false},
+          Case{{0, 4}, {3, 4}, true}, Case{{5, 7, 3}, {2, 3}, false}})
       for (Layout layout : {Layout::contiguous, Layout::transposed}) {
         CAPTURE(t);
         CAPTURE(c.x);
@@ -307,7 +311,8 @@ TEST_CASE("softmax and log_softmax match a naive reference over every dim") {
   CAPTURE(seed);
   std::mt19937 g(seed);
   for (DType t : kFloatTypes)
-    for (const Shape& shape : {Shape{3, 5, 7}, Shape{1, 3}, Shape{6}, Shape{2, 0, 3}, Shape{4, 130, 2}})
+    for (const Shape& shape :
+         {Shape{3, 5, 7}, Shape{1, 3}, Shape{6}, Shape{2, 0, 3}, Shape{4, 130, 2}})
       for (int64_t dim = -1; dim < static_cast<int64_t>(shape.size()); ++dim)
         for (Layout layout : {Layout::contiguous, Layout::transposed}) {
           CAPTURE(t);
