@@ -1,0 +1,68 @@
+#include "autograd/activation.h"
+
+#include "autograd/function.h"
+
+namespace ember {
+
+using Saved = std::vector<Tensor>;
+using Grads = std::vector<Tensor>;
+
+// Saving the input (or, for sigmoid/tanh, the output) is all any of these backwards needs.
+Tensor relu(const Tensor& x) {
+  return record("ReluBackward", ops::relu(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::relu_backward(g, s[0])}; });
+}
+
+Tensor leaky_relu(const Tensor& x, double slope) {
+  return record("LeakyReluBackward", ops::leaky_relu(x, slope), {x}, {x},
+                [slope](const Tensor& g, const Saved& s) {
+                  return Grads{ops::leaky_relu_backward(g, s[0], slope)};
+                });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  Tensor y = ops::sigmoid(x);
+  return record("SigmoidBackward", y, {x}, {y}, [](const Tensor& g, const Saved& s) {
+    return Grads{ops::sigmoid_backward(g, s[0])};
+  });
+}
+
+Tensor tanh(const Tensor& x) {
+  Tensor y = ops::tanh(x);
+  return record("TanhBackward", y, {x}, {y},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::tanh_backward(g, s[0])}; });
+}
+
+Tensor gelu(const Tensor& x, GeluApproximate a) {
+  return record("GeluBackward", ops::gelu(x, a), {x}, {x}, [a](const Tensor& g, const Saved& s) {
+    return Grads{ops::gelu_backward(g, s[0], a)};
+  });
+}
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh",
+                    "gelu: expected approximate to be \"none\" or \"tanh\", got \"", approximate,
+                    "\"");
+  return gelu(x, approximate == "tanh" ? GeluApproximate::Tanh : GeluApproximate::None);
+}
+
+Tensor silu(const Tensor& x) {
+  return record("SiluBackward", ops::silu(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::silu_backward(g, s[0])}; });
+}
+
+Tensor elu(const Tensor& x, double alpha) {
+  return record("EluBackward", ops::elu(x, alpha), {x}, {x},
+                [alpha](const Tensor& g, const Saved& s) {
+                  return Grads{ops::elu_backward(g, s[0], alpha)};
+                });
+}
+
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  return record("SoftplusBackward", ops::softplus(x, beta, threshold), {x}, {x},
+                [beta, threshold](const Tensor& g, const Saved& s) {
+                  return Grads{ops::softplus_backward(g, s[0], beta, threshold)};
+                });
+}
+
+}  // namespace ember

@@ -1,0 +1,22 @@
+// Differentiable activations (definitions and requirements in ops/activation.h).
+#pragma once
+
+#include <string>
+
+#include "ops/activation.h"
+#include "runtime/tensor.h"
+
+namespace ember {
+
+Tensor relu(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor gelu(const Tensor& x, GeluApproximate approximate = GeluApproximate::None);
+// approximate: "none" or "tanh" (ValueError otherwise), as torch.nn.functional.gelu.
+Tensor gelu(const Tensor& x, const std::string& approximate);
+Tensor silu(const Tensor& x);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+
+}  // namespace ember

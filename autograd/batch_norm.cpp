@@ -1,0 +1,33 @@
+#include "autograd/batch_norm.h"
+
+#include "autograd/function.h"
+#include "ops/batch_norm.h"
+
+namespace ember {
+
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                  double momentum, double eps) {
+  ops::BatchNormOutput r =
+      ops::batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps);
+  // Edges only for the tensors that exist: x, then weight and bias when given.
+  std::vector<Tensor> inputs{x};
+  if (weight.defined()) inputs.push_back(weight);
+  if (bias.defined()) inputs.push_back(bias);
+  if (!any_requires_grad(inputs)) return r.out;
+  const bool want_x = x.requires_grad();
+  const bool want_w = weight.defined() && weight.requires_grad();
+  const bool want_b = bias.defined() && bias.requires_grad();
+  const bool has_w = weight.defined(), has_b = bias.defined();
+  return record("BatchNormBackward", r.out, inputs, {x, weight, r.save_mean, r.save_invstd},
+                [=](const Tensor& g, const std::vector<Tensor>& s) {
+                  ops::BatchNormGrads gr = ops::batch_norm_backward(
+                      g, s[0], s[1], s[2], s[3], training, want_x, want_w, want_b);
+                  std::vector<Tensor> out{gr.grad_input};
+                  if (has_w) out.push_back(gr.grad_weight);
+                  if (has_b) out.push_back(gr.grad_bias);
+                  return out;
+                });
+}
+
+}  // namespace ember

@@ -1,0 +1,25 @@
+#include "autograd/softmax.h"
+
+#include "autograd/function.h"
+#include "ops/softmax.h"
+
+namespace ember {
+
+// Both backwards need only the output, which is saved instead of the input.
+Tensor softmax(const Tensor& x, int64_t dim) {
+  Tensor y = ops::softmax(x, dim);
+  return record("SoftmaxBackward", y, {x}, {y},
+                [dim](const Tensor& g, const std::vector<Tensor>& s) {
+                  return std::vector<Tensor>{ops::softmax_backward(g, s[0], dim)};
+                });
+}
+
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  Tensor y = ops::log_softmax(x, dim);
+  return record("LogSoftmaxBackward", y, {x}, {y},
+                [dim](const Tensor& g, const std::vector<Tensor>& s) {
+                  return std::vector<Tensor>{ops::log_softmax_backward(g, s[0], dim)};
+                });
+}
+
+}  // namespace ember

@@ -1,0 +1,133 @@
+#include "kernels/cpu/batch_norm.h"
+
+#include <cmath>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+
+namespace {
+
+// Channels run in parallel when there is enough work in total; each channel's sums stay on one
+// thread, so results do not depend on the thread count.
+bool worth_parallel(const BatchNormShape& sh) {
+  return sh.n * sh.c * sh.s >= kParallelGrain && sh.c > 1 && !omp_in_parallel();
+}
+
+template <typename T>
+void fwd(const BatchNormShape& sh, const BatchNormParams& p, const T* x, const T* w, const T* b,
+         T* rmean, T* rvar, T* y, T* smean, T* sinvstd) {
+  const int64_t n = sh.n, c_count = sh.c, s = sh.s, m = n * s;
+#pragma omp parallel for schedule(static) if (worth_parallel(sh))
+  for (int64_t c = 0; c < c_count; ++c) {
+    double mean, var;
+    if (p.training) {
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* px = x + (i * c_count + c) * s;
+        for (int64_t j = 0; j < s; ++j) sum += px[j];
+      }
+      mean = sum / static_cast<double>(m);
+      double sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* px = x + (i * c_count + c) * s;
+        for (int64_t j = 0; j < s; ++j) {
+          const double d = px[j] - mean;
+          sq += d * d;
+        }
+      }
+      var = sq / static_cast<double>(m);
+      if (rmean) rmean[c] = static_cast<T>((1 - p.momentum) * rmean[c] + p.momentum * mean);
+      if (rvar)
+        rvar[c] = static_cast<T>((1 - p.momentum) * rvar[c] +
+                                 p.momentum * sq / static_cast<double>(m - 1));
+    } else {
+      mean = rmean[c];
+      var = rvar[c];
+    }
+    const double invstd = 1.0 / std::sqrt(var + p.eps);
+    smean[c] = static_cast<T>(mean);
+    sinvstd[c] = static_cast<T>(invstd);
+    const double scale_d = invstd * (w ? static_cast<double>(w[c]) : 1.0);
+    const T scale = static_cast<T>(scale_d);
+    const T shift = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * scale_d);
+    for (int64_t i = 0; i < n; ++i) {
+      const T* px = x + (i * c_count + c) * s;
+      T* py = y + (i * c_count + c) * s;
+      for (int64_t j = 0; j < s; ++j) py[j] = px[j] * scale + shift;
+    }
+  }
+}
+
+template <typename T>
+void bwd(const BatchNormShape& sh, bool training, const T* x, const T* dy, const T* w,
+         const T* smean, const T* sinvstd, T* dx, T* dw, T* db) {
+  const int64_t n = sh.n, c_count = sh.c, s = sh.s;
+  const double m = static_cast<double>(n * s);
+#pragma omp parallel for schedule(static) if (worth_parallel(sh))
+  for (int64_t c = 0; c < c_count; ++c) {
+    const double mean = smean[c], invstd = sinvstd[c];
+    // sum_dy = sum(dy), dot = sum(dy * (x - mean)).
+    double sum_dy = 0, dot = 0;
+    if (training || dw || db) {
+      for (int64_t i = 0; i < n; ++i) {
+        const T* px = x + (i * c_count + c) * s;
+        const T* pg = dy + (i * c_count + c) * s;
+        for (int64_t j = 0; j < s; ++j) {
+          sum_dy += pg[j];
+          dot += pg[j] * (px[j] - mean);
+        }
+      }
+    }
+    if (dw) dw[c] = static_cast<T>(dot * invstd);
+    if (db) db[c] = static_cast<T>(sum_dy);
+    if (!dx) continue;
+    const double wc = w ? static_cast<double>(w[c]) : 1.0;
+    if (training) {
+      // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), xhat = (x - mean) * invstd.
+      const T ta = static_cast<T>(wc * invstd), tmean = static_cast<T>(mean);
+      const T tk = static_cast<T>(dot * invstd * invstd / m), tmdy = static_cast<T>(sum_dy / m);
+      for (int64_t i = 0; i < n; ++i) {
+        const T* px = x + (i * c_count + c) * s;
+        const T* pg = dy + (i * c_count + c) * s;
+        T* pd = dx + (i * c_count + c) * s;
+        for (int64_t j = 0; j < s; ++j) pd[j] = (pg[j] - tmdy - (px[j] - tmean) * tk) * ta;
+      }
+    } else {
+      const T a = static_cast<T>(wc * invstd);
+      for (int64_t i = 0; i < n; ++i) {
+        const T* pg = dy + (i * c_count + c) * s;
+        T* pd = dx + (i * c_count + c) * s;
+        for (int64_t j = 0; j < s; ++j) pd[j] = pg[j] * a;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void batch_norm_fwd_cpu(DType t, const BatchNormShape& shape, const BatchNormParams& params,
+                        const void* x, const void* weight, const void* bias, void* running_mean,
+                        void* running_var, void* y, void* save_mean, void* save_invstd) {
+  EMBER_DISPATCH_FLOAT(t, "batch_norm", [&] {
+    fwd<scalar_t>(shape, params, static_cast<const scalar_t*>(x),
+                  static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias),
+                  static_cast<scalar_t*>(running_mean), static_cast<scalar_t*>(running_var),
+                  static_cast<scalar_t*>(y), static_cast<scalar_t*>(save_mean),
+                  static_cast<scalar_t*>(save_invstd));
+  });
+}
+
+void batch_norm_bwd_cpu(DType t, const BatchNormShape& shape, bool training, const void* x,
+                        const void* dy, const void* weight, const void* save_mean,
+                        const void* save_invstd, void* dx, void* dweight, void* dbias) {
+  EMBER_DISPATCH_FLOAT(t, "batch_norm_backward", [&] {
+    bwd<scalar_t>(shape, training, static_cast<const scalar_t*>(x),
+                  static_cast<const scalar_t*>(dy), static_cast<const scalar_t*>(weight),
+                  static_cast<const scalar_t*>(save_mean),
+                  static_cast<const scalar_t*>(save_invstd), static_cast<scalar_t*>(dx),
+                  static_cast<scalar_t*>(dweight), static_cast<scalar_t*>(dbias));
+  });
+}
+
+}  // namespace ember::kernels::cpu

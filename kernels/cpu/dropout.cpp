@@ -1,0 +1,58 @@
+#include "kernels/cpu/dropout.h"
+
+#include "kernels/cpu/loops.h"
+#include "runtime/philox.h"
+
+namespace ember::kernels::cpu {
+
+namespace {
+
+template <typename T>
+void fwd(int64_t n, uint64_t seed, uint64_t offset, double p, double scale, const T* x, bool* mask,
+         T* y) {
+  const double keep = 1.0 - p;
+  const T s = static_cast<T>(scale);
+  const int64_t blocks = (n + 3) / 4;
+  // One Philox block gives the four lanes of elements 4b .. 4b + 3.
+  parallel_range(blocks, [&](int64_t lo, int64_t len) {
+    for (int64_t b = lo; b < lo + len; ++b) {
+      const uint64_t block = offset + static_cast<uint64_t>(b);
+      const Philox4 r =
+          philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0,
+                        static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+      const int64_t end = std::min<int64_t>(4, n - 4 * b);
+      for (int64_t l = 0; l < end; ++l) {
+        const int64_t i = 4 * b + l;
+        const bool k = static_cast<double>(philox_uniform(r.v[l])) < keep;
+        mask[i] = k;
+        y[i] = k ? x[i] * s : T(0);
+      }
+    }
+  });
+}
+
+template <typename T>
+void bwd(int64_t n, double scale, const bool* mask, const T* dy, T* dx) {
+  const T s = static_cast<T>(scale);
+  parallel_range(n, [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) dx[i] = mask[i] ? dy[i] * s : T(0);
+  });
+}
+
+}  // namespace
+
+void dropout_fwd_cpu(DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
+                     const void* x, bool* mask, void* y) {
+  EMBER_DISPATCH_FLOAT(t, "dropout", [&] {
+    fwd<scalar_t>(n, seed, offset, p, scale, static_cast<const scalar_t*>(x), mask,
+                  static_cast<scalar_t*>(y));
+  });
+}
+
+void dropout_bwd_cpu(DType t, int64_t n, double scale, const bool* mask, const void* dy, void* dx) {
+  EMBER_DISPATCH_FLOAT(t, "dropout_backward", [&] {
+    bwd<scalar_t>(n, scale, mask, static_cast<const scalar_t*>(dy), static_cast<scalar_t*>(dx));
+  });
+}
+
+}  // namespace ember::kernels::cpu

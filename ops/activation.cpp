@@ -1,0 +1,116 @@
+// Activations: checks, output allocation, then kernels/cpu/activation on contiguous data.
+#include "ops/activation.h"
+
+#include "kernels/cpu/activation.h"
+#include "ops/checks.h"
+
+namespace ember::ops {
+
+namespace kc = kernels::cpu;
+using kc::Activation;
+
+namespace {
+
+void check_float(const char* op, const Tensor& x) {
+  check_cpu_operands(op, {&x});
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 tensor, got ", x.dtype(),
+                    " (convert with "
+                    ".to(kFloat32))");
+}
+
+Tensor forward(Activation a, const char* op, const Tensor& x_in, kc::ActivationParams p = {}) {
+  check_float(op, x_in);
+  const Tensor x = x_in.contiguous();
+  Tensor y = empty(x.shape(), {x.dtype(), kCPU});
+  if (y.numel() > 0) kc::activation_fwd_cpu(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr());
+  return y;
+}
+
+Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& s_in,
+                kc::ActivationParams p = {}) {
+  check_float(op, s_in);
+  check_cpu_operands(op, {&s_in, &g_in});
+  EMBER_CHECK_SHAPE(g_in.shape() == s_in.shape(), op, ": expected grad_out of shape ", s_in.shape(),
+                    ", got ", g_in.shape());
+  EMBER_CHECK_DTYPE(g_in.dtype() == s_in.dtype(), op, ": expected grad_out of dtype ", s_in.dtype(),
+                    ", got ", g_in.dtype());
+  const Tensor s = s_in.contiguous(), g = g_in.contiguous();
+  Tensor dx = empty(s.shape(), {s.dtype(), kCPU});
+  if (dx.numel() > 0)
+    kc::activation_bwd_cpu(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr());
+  return dx;
+}
+
+kc::ActivationParams alpha(double a) {
+  kc::ActivationParams p;
+  p.alpha = a;
+  return p;
+}
+
+kc::ActivationParams softplus_params(double beta, double threshold) {
+  kc::ActivationParams p;
+  p.beta = beta;
+  p.threshold = threshold;
+  return p;
+}
+
+Activation gelu_kind(GeluApproximate a) {
+  return a == GeluApproximate::Tanh ? Activation::gelu_tanh : Activation::gelu;
+}
+
+}  // namespace
+
+Tensor relu(const Tensor& x) {
+  return forward(Activation::relu, "relu", x);
+}
+Tensor leaky_relu(const Tensor& x, double slope) {
+  return forward(Activation::leaky_relu, "leaky_relu", x, alpha(slope));
+}
+Tensor sigmoid(const Tensor& x) {
+  return forward(Activation::sigmoid, "sigmoid", x);
+}
+Tensor tanh(const Tensor& x) {
+  return forward(Activation::tanh, "tanh", x);
+}
+Tensor gelu(const Tensor& x, GeluApproximate a) {
+  return forward(gelu_kind(a), "gelu", x);
+}
+Tensor silu(const Tensor& x) {
+  return forward(Activation::silu, "silu", x);
+}
+Tensor elu(const Tensor& x, double a) {
+  return forward(Activation::elu, "elu", x, alpha(a));
+}
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  EMBER_CHECK_VALUE(beta != 0, "softplus: expected a non-zero beta, got ", beta);
+  return forward(Activation::softplus, "softplus", x, softplus_params(beta, threshold));
+}
+
+Tensor relu_backward(const Tensor& g, const Tensor& x) {
+  return backward(Activation::relu, "relu_backward", g, x);
+}
+Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, double slope) {
+  return backward(Activation::leaky_relu, "leaky_relu_backward", g, x, alpha(slope));
+}
+Tensor sigmoid_backward(const Tensor& g, const Tensor& y) {
+  return backward(Activation::sigmoid, "sigmoid_backward", g, y);
+}
+Tensor tanh_backward(const Tensor& g, const Tensor& y) {
+  return backward(Activation::tanh, "tanh_backward", g, y);
+}
+Tensor gelu_backward(const Tensor& g, const Tensor& x, GeluApproximate a) {
+  return backward(gelu_kind(a), "gelu_backward", g, x);
+}
+Tensor silu_backward(const Tensor& g, const Tensor& x) {
+  return backward(Activation::silu, "silu_backward", g, x);
+}
+Tensor elu_backward(const Tensor& g, const Tensor& x, double a) {
+  return backward(Activation::elu, "elu_backward", g, x, alpha(a));
+}
+Tensor softplus_backward(const Tensor& g, const Tensor& x, double beta, double threshold) {
+  return backward(Activation::softplus, "softplus_backward", g, x,
+                  softplus_params(beta, threshold));
+}
+
+}  // namespace ember::ops

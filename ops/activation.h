@@ -1,0 +1,40 @@
+// Pointwise activations and their backward ops, with PyTorch's definitions.
+//
+// requires: float32 or float64 tensors on the cpu (DTypeError / DeviceError naming the op
+//           otherwise); backward ops: grad_out of the same shape, dtype and device as the saved
+//           tensor (ShapeError / DTypeError). Inputs may be non-contiguous.
+// ensures:  a new contiguous tensor of the input's shape and dtype.
+// These ops are autograd-free; autograd/activation.h holds the differentiable functions.
+#pragma once
+
+#include "runtime/tensor.h"
+
+namespace ember {
+// gelu's form: exact (x * Phi(x), through erf) or the tanh approximation.
+enum class GeluApproximate { None, Tanh };
+}  // namespace ember
+
+namespace ember::ops {
+
+Tensor relu(const Tensor& x);                               // max(x, 0)
+Tensor leaky_relu(const Tensor& x, double negative_slope);  // x > 0 ? x : slope * x
+Tensor sigmoid(const Tensor& x);                            // 1 / (1 + exp(-x))
+Tensor tanh(const Tensor& x);
+Tensor gelu(const Tensor& x, GeluApproximate approximate);
+Tensor silu(const Tensor& x);               // x * sigmoid(x)
+Tensor elu(const Tensor& x, double alpha);  // x > 0 ? x : alpha (e^x - 1)
+// x * beta > threshold ? x : log(1 + exp(beta x)) / beta.
+Tensor softplus(const Tensor& x, double beta, double threshold);
+
+// Input gradients. relu, leaky_relu, gelu, silu, elu and softplus take the forward input x;
+// sigmoid and tanh take the forward output y. relu/leaky_relu pass the slope for x <= 0.
+Tensor relu_backward(const Tensor& grad_out, const Tensor& x);
+Tensor leaky_relu_backward(const Tensor& grad_out, const Tensor& x, double negative_slope);
+Tensor sigmoid_backward(const Tensor& grad_out, const Tensor& y);
+Tensor tanh_backward(const Tensor& grad_out, const Tensor& y);
+Tensor gelu_backward(const Tensor& grad_out, const Tensor& x, GeluApproximate approximate);
+Tensor silu_backward(const Tensor& grad_out, const Tensor& x);
+Tensor elu_backward(const Tensor& grad_out, const Tensor& x, double alpha);
+Tensor softplus_backward(const Tensor& grad_out, const Tensor& x, double beta, double threshold);
+
+}  // namespace ember::ops

@@ -1,0 +1,129 @@
+// Batch normalisation: checks, output allocation, in-place running-stat updates, then
+// kernels/cpu/batch_norm.
+#include "ops/batch_norm.h"
+
+#include "kernels/cpu/batch_norm.h"
+#include "ops/checks.h"
+
+namespace ember::ops {
+
+namespace kc = kernels::cpu;
+
+namespace {
+
+kc::BatchNormShape bn_shape(const Tensor& x) {
+  kc::BatchNormShape s;
+  s.n = x.size(0);
+  s.c = x.size(1);
+  for (int64_t d = 2; d < x.dim(); ++d) s.s *= x.size(d);
+  return s;
+}
+
+void check_param(const char* op, const char* name, const Tensor& p, const Tensor& x) {
+  if (!p.defined()) return;
+  check_cpu_operands(op, {&x, &p});
+  EMBER_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": expected ", name, " of dtype ", x.dtype(),
+                    " (the input's), got ", p.dtype());
+  EMBER_CHECK_SHAPE(p.dim() == 1 && p.size(0) == x.size(1), op, ": expected ", name, " of shape [",
+                    x.size(1), "] (one per channel of input ", x.shape(), "), got ", p.shape());
+}
+
+void check_input(const char* op, const Tensor& x) {
+  check_cpu_operands(op, {&x});
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 input, got ", x.dtype());
+  EMBER_CHECK_SHAPE(x.dim() >= 2, op,
+                    ": expected input of shape [N, C, ...] (2 or more dims), got ", x.shape());
+}
+
+const void* ptr_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+
+}  // namespace
+
+BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
+                           const Tensor& running_mean, const Tensor& running_var, bool training,
+                           double momentum, double eps) {
+  const char* op = "batch_norm";
+  check_input(op, x_in);
+  check_param(op, "weight", weight, x_in);
+  check_param(op, "bias", bias, x_in);
+  check_param(op, "running_mean", running_mean, x_in);
+  check_param(op, "running_var", running_var, x_in);
+  EMBER_CHECK_VALUE(training || (running_mean.defined() && running_var.defined()), op,
+                    ": eval mode needs running_mean and running_var");
+  EMBER_CHECK_VALUE(eps > 0, op, ": expected eps > 0, got ", eps);
+  const kc::BatchNormShape s = bn_shape(x_in);
+  EMBER_CHECK_VALUE(!training || s.n * s.s != 1, op,
+                    ": expected more than 1 value per channel when training, got input of shape ",
+                    x_in.shape());
+  const Tensor x = x_in.contiguous();
+  const Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const Tensor b = bias.defined() ? bias.contiguous() : bias;
+  BatchNormOutput r{empty(x.shape(), {x.dtype(), kCPU}), empty({s.c}, {x.dtype(), kCPU}),
+                    empty({s.c}, {x.dtype(), kCPU})};
+  if (x.numel() == 0) {  // nothing to normalise; running stats stay as they are
+    r.save_mean.zero_();
+    r.save_invstd.zero_();
+    return r;
+  }
+  // The kernel updates the running stats in place; a non-contiguous one goes through a copy.
+  Tensor rm = running_mean.defined() && !running_mean.is_contiguous() ? running_mean.contiguous()
+                                                                      : running_mean;
+  Tensor rv = running_var.defined() && !running_var.is_contiguous() ? running_var.contiguous()
+                                                                    : running_var;
+  kc::BatchNormParams p{training, momentum, eps};
+  kc::batch_norm_fwd_cpu(x.dtype(), s, p, x.data_ptr(), ptr_or_null(w), ptr_or_null(b),
+                         rm.defined() ? rm.data_ptr() : nullptr,
+                         rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
+                         r.save_mean.data_ptr(), r.save_invstd.data_ptr());
+  if (training) {
+    for (auto [dst, src] : {std::pair{running_mean, rm}, std::pair{running_var, rv}}) {
+      if (!dst.defined()) continue;
+      if (dst.is_same(src))
+        dst.bump_version();
+      else
+        dst.copy_(src);
+    }
+  }
+  return r;
+}
+
+BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd,
+                                   bool training, bool want_input, bool want_weight,
+                                   bool want_bias) {
+  const char* op = "batch_norm_backward";
+  check_input(op, x_in);
+  check_cpu_operands(op, {&x_in, &grad_out});
+  EMBER_CHECK_SHAPE(grad_out.shape() == x_in.shape(), op, ": expected grad_out of shape ",
+                    x_in.shape(), ", got ", grad_out.shape());
+  EMBER_CHECK_DTYPE(grad_out.dtype() == x_in.dtype(), op, ": expected grad_out of dtype ",
+                    x_in.dtype(), ", got ", grad_out.dtype());
+  check_param(op, "weight", weight, x_in);
+  check_param(op, "save_mean", save_mean, x_in);
+  check_param(op, "save_invstd", save_invstd, x_in);
+  const kc::BatchNormShape s = bn_shape(x_in);
+  const TensorOptions o{x_in.dtype(), kCPU};
+  BatchNormGrads g;
+  if (want_input) g.grad_input = empty(x_in.shape(), o);
+  if (want_weight) g.grad_weight = empty({s.c}, o);
+  if (want_bias) g.grad_bias = empty({s.c}, o);
+  if (x_in.numel() == 0) {
+    if (want_weight) g.grad_weight.zero_();
+    if (want_bias) g.grad_bias.zero_();
+    return g;
+  }
+  const Tensor x = x_in.contiguous(), dy = grad_out.contiguous();
+  const Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const Tensor sm = save_mean.contiguous(), si = save_invstd.contiguous();
+  kc::batch_norm_bwd_cpu(x.dtype(), s, training, x.data_ptr(), dy.data_ptr(), ptr_or_null(w),
+                         sm.data_ptr(), si.data_ptr(),
+                         want_input ? g.grad_input.data_ptr() : nullptr,
+                         want_weight ? g.grad_weight.data_ptr() : nullptr,
+                         want_bias ? g.grad_bias.data_ptr() : nullptr);
+  return g;
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,38 @@
+// Batch normalisation over the channel dim (dim 1) of [N, C, ...] input, any spatial rank.
+//
+// requires: x of 2 or more dims, float32 or float64, on the cpu; weight, bias, running_mean and
+//           running_var each undefined or 1-D of size C with x's dtype and device (ShapeError,
+//           DTypeError, DeviceError naming the op otherwise). Eval needs both running stats
+//           (ValueError); training needs more than one value per channel (ValueError).
+// These ops are autograd-free; autograd/batch_norm.h is the differentiable function.
+#pragma once
+
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+struct BatchNormOutput {
+  Tensor out;          // x's shape and dtype, contiguous
+  Tensor save_mean;    // [C]: the mean used (batch mean in training, running mean in eval)
+  Tensor save_invstd;  // [C]: 1 / sqrt(var + eps) for the variance used
+};
+
+// Training: normalises with the batch mean and biased variance and, if the running stats are
+// defined, updates them in place: running = (1 - momentum) * running + momentum * batch, with the
+// unbiased batch variance for running_var (as PyTorch). Eval: normalises with the running stats.
+BatchNormOutput batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           const Tensor& running_mean, const Tensor& running_var, bool training,
+                           double momentum, double eps);
+
+struct BatchNormGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where not asked for
+};
+
+// Gradients of batch_norm from grad_out (x's shape) and the statistics batch_norm saved.
+// `training` must be the mode of the forward pass.
+BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd,
+                                   bool training, bool want_input, bool want_weight,
+                                   bool want_bias);
+
+}  // namespace ember::ops

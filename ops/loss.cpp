@@ -1,0 +1,192 @@
+// Losses: checks (shapes, the int64 target, labels in range), then kernels/cpu/loss; cross
+// entropy runs kernels/cpu/softmax over the class dim first and keeps its output for backward.
+#include "ops/loss.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "kernels/cpu/loss.h"
+#include "kernels/cpu/softmax.h"
+#include "ops/checks.h"
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+namespace kc = kernels::cpu;
+
+namespace {
+
+void check_float(const char* op, const char* what, const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op, ": expected ", what,
+                    " of dtype float32 or float64, got ", x.dtype());
+}
+
+// The target's shape for `input`: input's shape without dim 1.
+Shape target_shape(const Shape& input) {
+  Shape s = input;
+  s.erase(s.begin() + 1);
+  return s;
+}
+
+std::string format_index(std::vector<int64_t> idx) {
+  std::ostringstream os;
+  os << Shape(idx);
+  return os.str();
+}
+
+kc::NllShape check_classification(const char* op, const Tensor& input, const Tensor& target) {
+  check_cpu_operands(op, {&input, &target});
+  check_float(op, "input", input);
+  EMBER_CHECK_SHAPE(input.dim() >= 2, op,
+                    ": expected input of shape [N, C] or [N, C, d1, ...], got ", input.shape());
+  EMBER_CHECK_DTYPE(target.dtype() == kInt64, op,
+                    ": expected target of dtype int64 (class indices), got ", target.dtype());
+  EMBER_CHECK_SHAPE(target.shape() == target_shape(input.shape()), op,
+                    ": expected target of shape ", target_shape(input.shape()), " for input ",
+                    input.shape(), ", got ", target.shape());
+  kc::NllShape s{input.size(0), input.size(1), 1};
+  for (int64_t d = 2; d < input.dim(); ++d) s.s *= input.size(d);
+  return s;
+}
+
+void check_labels(const char* op, const kc::NllShape& s, const Tensor& target,
+                  int64_t ignore_index) {
+  const int64_t bad = kc::nll_find_bad_target_cpu(s, ignore_index, target.data<int64_t>());
+  if (bad < 0) return;
+  Shape ts = target.shape();
+  std::vector<int64_t> idx(ts.size());
+  for (int64_t d = static_cast<int64_t>(ts.size()) - 1, r = bad; d >= 0; --d) {
+    idx[d] = r % ts[d];
+    r /= ts[d];
+  }
+  EMBER_THROW(IndexError, op, ": target ", target.data<int64_t>()[bad], " at position ",
+              format_index(idx), " is out of range for ", s.c, " classes (expected 0 <= target < ",
+              s.c, " or ignore_index = ", ignore_index, ")");
+}
+
+NllOutput reduce(DType t, const kc::NllShape& s, Reduction r, int64_t ignore_index, double eps,
+                 const Tensor& lp, const Tensor& target) {
+  NllOutput out;
+  Tensor per = r == Reduction::None ? empty({s.n * s.s}, {t, kCPU}) : Tensor();
+  const double total =
+      kc::nll_fwd_cpu(t, s, ignore_index, eps, lp.data_ptr(), target.data<int64_t>(),
+                      per.defined() ? per.data_ptr() : nullptr, &out.count);
+  if (r == Reduction::None)
+    out.loss = per.view(target.shape());
+  else if (r == Reduction::Sum)
+    out.loss = full({}, total, {t, kCPU});
+  else
+    out.loss = full({}, total / static_cast<double>(out.count), {t, kCPU});
+  return out;
+}
+
+// grad_out's stride per position and the extra factor of the reduction.
+std::pair<int64_t, double> grad_layout(const char* op, const Tensor& g, const Shape& target,
+                                       Reduction r, int64_t count) {
+  if (r == Reduction::None) {
+    EMBER_CHECK_SHAPE(g.shape() == target, op, ": expected grad_out of shape ", target, ", got ",
+                      g.shape());
+    return {1, 1.0};
+  }
+  EMBER_CHECK_SHAPE(g.numel() == 1, op, ": expected a scalar grad_out, got shape ", g.shape());
+  return {0, r == Reduction::Mean ? 1.0 / static_cast<double>(count) : 1.0};
+}
+
+Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Tensor& lp_in,
+                    const Tensor& target_in, int64_t ignore_index, Reduction r, double eps,
+                    int64_t count) {
+  const kc::NllShape s = check_classification(op, lp_in, target_in);
+  check_cpu_operands(op, {&lp_in, &grad_out});
+  EMBER_CHECK_DTYPE(grad_out.dtype() == lp_in.dtype(), op, ": expected grad_out of dtype ",
+                    lp_in.dtype(), ", got ", grad_out.dtype());
+  const auto [stride, scale] = grad_layout(op, grad_out, target_in.shape(), r, count);
+  const Tensor g = grad_out.contiguous(), target = target_in.contiguous();
+  const Tensor lp = fused ? lp_in.contiguous() : Tensor();
+  Tensor dx = empty(lp_in.shape(), {lp_in.dtype(), kCPU});
+  if (dx.numel() > 0)
+    kc::nll_bwd_cpu(dx.dtype(), s, ignore_index, eps, fused, fused ? lp.data_ptr() : nullptr,
+                    target.data<int64_t>(), g.data_ptr(), stride, scale, dx.data_ptr());
+  return dx;
+}
+
+}  // namespace
+
+NllOutput cross_entropy(const Tensor& logits, const Tensor& target_in, int64_t ignore_index,
+                        Reduction reduction, double label_smoothing) {
+  const char* op = "cross_entropy";
+  const kc::NllShape s = check_classification(op, logits, target_in);
+  EMBER_CHECK_VALUE(label_smoothing >= 0 && label_smoothing <= 1, op,
+                    ": expected label_smoothing in [0, 1], got ", label_smoothing);
+  const Tensor x = logits.contiguous(), target = target_in.contiguous();
+  check_labels(op, s, target, ignore_index);
+  Tensor lp = empty(x.shape(), {x.dtype(), kCPU});
+  if (lp.numel() > 0)
+    kc::softmax_fwd_cpu(x.dtype(), {s.n, s.c, s.s}, /*log=*/true, x.data_ptr(), lp.data_ptr());
+  NllOutput out = reduce(x.dtype(), s, reduction, ignore_index, label_smoothing, lp, target);
+  out.log_probs = lp;
+  return out;
+}
+
+Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
+                              int64_t ignore_index, Reduction reduction, double label_smoothing,
+                              int64_t count) {
+  return nll_backward("cross_entropy_backward", true, grad_out, log_probs, target, ignore_index,
+                      reduction, label_smoothing, count);
+}
+
+NllOutput nll_loss(const Tensor& log_probs, const Tensor& target_in, int64_t ignore_index,
+                   Reduction reduction) {
+  const char* op = "nll_loss";
+  const kc::NllShape s = check_classification(op, log_probs, target_in);
+  const Tensor lp = log_probs.contiguous(), target = target_in.contiguous();
+  check_labels(op, s, target, ignore_index);
+  return reduce(lp.dtype(), s, reduction, ignore_index, 0.0, lp, target);
+}
+
+Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
+                         int64_t ignore_index, Reduction reduction, int64_t count) {
+  return nll_backward("nll_loss_backward", false, grad_out, log_probs, target, ignore_index,
+                      reduction, 0.0, count);
+}
+
+namespace {
+void check_mse(const char* op, const Tensor& input, const Tensor& target) {
+  check_cpu_operands(op, {&input, &target});
+  check_float(op, "input", input);
+  EMBER_CHECK_DTYPE(target.dtype() == input.dtype(), op, ": expected target of dtype ",
+                    input.dtype(), " (the input's), got ", target.dtype());
+  EMBER_CHECK_SHAPE(target.shape() == input.shape(), op, ": expected target of shape ",
+                    input.shape(), " (the input's), got ", target.shape());
+}
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_mse("mse_loss", input, target);
+  const Tensor x = input.contiguous(), y = target.contiguous();
+  const int64_t n = x.numel();
+  Tensor per = reduction == Reduction::None ? empty(x.shape(), {x.dtype(), kCPU}) : Tensor();
+  const double total = n == 0 ? 0.0
+                              : kc::mse_fwd_cpu(x.dtype(), n, x.data_ptr(), y.data_ptr(),
+                                                per.defined() ? per.data_ptr() : nullptr);
+  if (reduction == Reduction::None) return per;
+  const double v = reduction == Reduction::Sum ? total : total / static_cast<double>(n);
+  return full({}, v, {x.dtype(), kCPU});
+}
+
+Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tensor& target,
+                         Reduction reduction) {
+  const char* op = "mse_loss_backward";
+  check_mse(op, input, target);
+  check_cpu_operands(op, {&input, &grad_out});
+  EMBER_CHECK_DTYPE(grad_out.dtype() == input.dtype(), op, ": expected grad_out of dtype ",
+                    input.dtype(), ", got ", grad_out.dtype());
+  const auto [stride, scale] = grad_layout(op, grad_out, input.shape(), reduction, input.numel());
+  const Tensor x = input.contiguous(), y = target.contiguous(), g = grad_out.contiguous();
+  Tensor dx = empty(x.shape(), {x.dtype(), kCPU});
+  if (dx.numel() > 0)
+    kc::mse_bwd_cpu(x.dtype(), x.numel(), x.data_ptr(), y.data_ptr(), g.data_ptr(), stride, scale,
+                    dx.data_ptr());
+  return dx;
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,52 @@
+// Losses: cross entropy (fused with log_softmax), negative log-likelihood and mean squared
+// error, with PyTorch's semantics.
+//
+// Classification: input [N, C] or [N, C, d1, ...] (float32/float64), target int64 [N] or
+// [N, d1, ...]. Positions whose target equals ignore_index contribute 0 and are not counted;
+// Mean divides by the number of counted positions (NaN when there are none, as PyTorch).
+// requires: ShapeError for wrong ranks or a target shape that does not match; DTypeError for a
+//           non-int64 target or a non-floating input; IndexError naming the label, its position
+//           and C for a target outside [0, C) that is not ignore_index; DeviceError unless all
+//           on the cpu; ValueError for label_smoothing outside [0, 1].
+// These ops are autograd-free; autograd/loss.h holds the differentiable functions.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/tensor.h"
+
+namespace ember {
+enum class Reduction { None, Mean, Sum };
+}  // namespace ember
+
+namespace ember::ops {
+
+struct NllOutput {
+  Tensor loss;        // 0-D for Mean/Sum; the target's shape for None
+  Tensor log_probs;   // cross_entropy only: log_softmax of the logits over dim 1
+  int64_t count = 0;  // positions not ignored
+};
+
+// With label smoothing e (PyTorch >= 1.10): per position
+//   (1 - e) * (-log_softmax[target]) + e / C * (-sum_k log_softmax[k]).
+NllOutput cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index,
+                        Reduction reduction, double label_smoothing);
+// Gradient w.r.t. the logits: g * (softmax - (1 - e) onehot(target) - e / C), 0 at ignored
+// positions (divided by `count` for Mean).
+Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
+                              int64_t ignore_index, Reduction reduction, double label_smoothing,
+                              int64_t count);
+
+// Per position -input[target].
+NllOutput nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index,
+                   Reduction reduction);
+Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
+                         int64_t ignore_index, Reduction reduction, int64_t count);
+
+// (input - target)^2, reduced. requires: same shape, dtype and device (ShapeError / DTypeError).
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction);
+// Gradient w.r.t. input (the target's is its negative).
+Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tensor& target,
+                         Reduction reduction);
+
+}  // namespace ember::ops
