@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/functions.h"
+#include "autograd/linear.h"
 #include "nn/init.h"
 
 namespace ember::nn {
@@ -25,8 +26,7 @@ Tensor Linear::forward(const Tensor& x) {
   EMBER_CHECK_SHAPE(x.dim() >= 1 && x.shape().back() == in_features, "Linear(", in_features, ", ",
                     out_features, "): expected input with last dim ", in_features, ", got shape ",
                     x.shape());
-  Tensor y = matmul(x, transpose(weight, 0, 1));
-  return bias.defined() ? add(y, bias) : y;
+  return linear(x, weight, bias);
 }
 
 std::string Linear::extra_repr() const {

@@ -1,0 +1,86 @@
+#include "nn/layers.h"
+
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "ops/elementwise.h"
+
+namespace ember::nn {
+
+namespace {
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+BatchNorm2d::BatchNorm2d(int64_t c, double eps_, double momentum_, bool affine, bool track)
+    : num_features(c), eps(eps_), momentum(momentum_) {
+  EMBER_CHECK_VALUE(c > 0, "BatchNorm2d: num_features must be positive, got ", c);
+  if (affine) {
+    weight = register_parameter("weight", ones({c}));
+    bias = register_parameter("bias", zeros({c}));
+  }
+  if (track) {
+    running_mean = register_buffer("running_mean", zeros({c}));
+    running_var = register_buffer("running_var", ones({c}));
+    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
+  }
+}
+
+Tensor BatchNorm2d::forward(const Tensor& x) {
+  EMBER_CHECK_SHAPE(x.dim() == 4 && x.shape()[1] == num_features, "BatchNorm2d(", num_features,
+                    "): expected input of shape [N, ", num_features, ", H, W], got ", x.shape());
+  const bool use_batch = is_training() || !running_mean.defined();
+  if (is_training() && num_batches_tracked.defined()) {
+    NoGradGuard g;
+    num_batches_tracked.copy_(ops::add(num_batches_tracked, 1.0));
+  }
+  return batch_norm(x, weight, bias, running_mean, running_var, use_batch, momentum, eps);
+}
+
+std::string BatchNorm2d::extra_repr() const {
+  return std::to_string(num_features) + ", eps=" + num(eps) + ", momentum=" + num(momentum) +
+         ", affine=" + (weight.defined() ? "True" : "False") +
+         ", track_running_stats=" + (running_mean.defined() ? "True" : "False");
+}
+
+std::shared_ptr<Activation> ReLU() {
+  return std::make_shared<Activation>("ReLU", [](const Tensor& x) { return relu(x); });
+}
+std::shared_ptr<Activation> LeakyReLU(double s) {
+  return std::make_shared<Activation>(
+      "LeakyReLU", [s](const Tensor& x) { return leaky_relu(x, s); }, "negative_slope=" + num(s));
+}
+std::shared_ptr<Activation> Sigmoid() {
+  return std::make_shared<Activation>("Sigmoid", [](const Tensor& x) { return sigmoid(x); });
+}
+std::shared_ptr<Activation> Tanh() {
+  return std::make_shared<Activation>("Tanh", [](const Tensor& x) { return ember::tanh(x); });
+}
+std::shared_ptr<Activation> GELU(GeluApproximate a) {
+  return std::make_shared<Activation>(
+      "GELU", [a](const Tensor& x) { return gelu(x, a); },
+      a == GeluApproximate::None ? "approximate='none'" : "approximate='tanh'");
+}
+std::shared_ptr<Activation> SiLU() {
+  return std::make_shared<Activation>("SiLU", [](const Tensor& x) { return silu(x); });
+}
+std::shared_ptr<Activation> ELU(double alpha) {
+  return std::make_shared<Activation>(
+      "ELU", [alpha](const Tensor& x) { return elu(x, alpha); }, "alpha=" + num(alpha));
+}
+std::shared_ptr<Activation> Softplus(double beta, double threshold) {
+  return std::make_shared<Activation>(
+      "Softplus", [beta, threshold](const Tensor& x) { return softplus(x, beta, threshold); },
+      "beta=" + num(beta) + ", threshold=" + num(threshold));
+}
+
+Dropout::Dropout(double p, Generator* gen) : p_(p), gen_(gen) {
+  EMBER_CHECK_VALUE(p >= 0 && p <= 1, "Dropout: p must be in [0, 1], got ", p);
+}
+
+std::string Dropout::extra_repr() const { return "p=" + num(p_); }
+
+}  // namespace ember::nn

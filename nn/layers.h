@@ -1,0 +1,67 @@
+// Normalisation, activation and regularisation layers: BatchNorm2d, ReLU and friends, Dropout.
+#pragma once
+
+#include <functional>
+
+#include "autograd/activation.h"
+#include "autograd/batch_norm.h"
+#include "autograd/dropout.h"
+#include "nn/module.h"
+
+namespace ember::nn {
+
+// Batch norm over [N, C, H, W]: batch statistics in training (running statistics updated with
+// `momentum`, unbiased variance), running statistics in eval. Buffers: running_mean,
+// running_var, num_batches_tracked (PyTorch's names).
+class BatchNorm2d : public Module {
+ public:
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1,
+                       bool affine = true, bool track_running_stats = true);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "BatchNorm2d"; }
+  std::string extra_repr() const override;
+
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+  int64_t num_features;
+  double eps, momentum;
+};
+
+// An activation layer: forward applies `fn`; `name` and `extra` are for repr().
+class Activation : public Module {
+ public:
+  using Fn = std::function<Tensor(const Tensor&)>;
+  Activation(std::string name, Fn fn, std::string extra = "")
+      : name_(std::move(name)), extra_(std::move(extra)), fn_(std::move(fn)) {}
+  Tensor forward(const Tensor& x) override { return fn_(x); }
+  std::string name() const override { return name_; }
+  std::string extra_repr() const override { return extra_; }
+
+ private:
+  std::string name_, extra_;
+  Fn fn_;
+};
+
+std::shared_ptr<Activation> ReLU();
+std::shared_ptr<Activation> LeakyReLU(double negative_slope = 0.01);
+std::shared_ptr<Activation> Sigmoid();
+std::shared_ptr<Activation> Tanh();
+std::shared_ptr<Activation> GELU(GeluApproximate approximate = GeluApproximate::None);
+std::shared_ptr<Activation> SiLU();
+std::shared_ptr<Activation> ELU(double alpha = 1.0);
+std::shared_ptr<Activation> Softplus(double beta = 1.0, double threshold = 20.0);
+
+// Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); identity in
+// eval. Draws from `gen` (the default generator when null), so runs are reproducible.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override { return dropout(x, p_, is_training(), gen_); }
+  std::string name() const override { return "Dropout"; }
+  std::string extra_repr() const override;
+
+ private:
+  double p_;
+  Generator* gen_;
+};
+
+}  // namespace ember::nn
