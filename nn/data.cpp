@@ -27,9 +27,8 @@ Batch Dataset::get_batch(const std::vector<int64_t>& indices) const {
       inputs = empty(shape, TensorOptions(ex.input.dtype()));
     } else {
       EMBER_CHECK_SHAPE(ex.input.shape() == inputs.select(0, 0).shape(),
-                        "Dataset::get_batch: example ", indices[b], " has shape ",
-                        ex.input.shape(), ", example ", indices[0], " has ",
-                        inputs.select(0, 0).shape());
+                        "Dataset::get_batch: example ", indices[b], " has shape ", ex.input.shape(),
+                        ", example ", indices[0], " has ", inputs.select(0, 0).shape());
       EMBER_CHECK_DTYPE(ex.input.dtype() == inputs.dtype(), "Dataset::get_batch: example ",
                         indices[b], " has dtype ", ex.input.dtype(), ", example ", indices[0],
                         " has ", inputs.dtype());
@@ -54,8 +53,8 @@ TensorDataset::TensorDataset(Tensor inputs, Tensor labels) {
 }
 
 Example TensorDataset::get(int64_t i) const {
-  EMBER_CHECK_INDEX(i >= 0 && i < size(), "TensorDataset: index ", i, " out of range for ",
-                    size(), " examples");
+  EMBER_CHECK_INDEX(i >= 0 && i < size(), "TensorDataset: index ", i, " out of range for ", size(),
+                    " examples");
   return {inputs_.select(0, i), labels_.data<int64_t>()[i]};
 }
 
@@ -65,8 +64,8 @@ Batch TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   shape[0] = static_cast<int64_t>(indices.size());
   Tensor inputs = empty(shape, TensorOptions(inputs_.dtype()));
   Tensor labels = empty({shape[0]}, kInt64);
-  size_t row = static_cast<size_t>(inputs_.numel() / std::max<int64_t>(size(), 1)) *
-               inputs_.element_size();
+  size_t row =
+      static_cast<size_t>(inputs_.numel() / std::max<int64_t>(size(), 1)) * inputs_.element_size();
   const char* src = static_cast<const char*>(inputs_.data_ptr());
   char* dst = static_cast<char*>(inputs.data_ptr());
   const int64_t* lsrc = labels_.data<int64_t>();
@@ -200,8 +199,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, int64_t batch_siz
       prefetch_(prefetch),
       seed_(seed) {
   EMBER_CHECK_VALUE(dataset_ != nullptr, "DataLoader: null dataset");
-  EMBER_CHECK_VALUE(batch_size >= 1, "DataLoader: batch_size must be at least 1, got ",
-                    batch_size);
+  EMBER_CHECK_VALUE(batch_size >= 1, "DataLoader: batch_size must be at least 1, got ", batch_size);
 }
 
 int64_t DataLoader::num_batches() const {
@@ -226,7 +224,9 @@ DataLoader::Iterator DataLoader::begin() {
   return Iterator(std::move(e));
 }
 
-DataLoader::Iterator DataLoader::end() { return Iterator(); }
+DataLoader::Iterator DataLoader::end() {
+  return Iterator();
+}
 
 DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) {
   ++*this;

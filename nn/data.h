@@ -74,8 +74,8 @@ class DataLoader {
   template <typename D, typename = std::enable_if_t<std::is_base_of_v<Dataset, std::decay_t<D>>>>
   DataLoader(D&& dataset, int64_t batch_size, bool shuffle = false, bool drop_last = false,
              uint64_t seed = 0, bool prefetch = false)
-      : DataLoader(std::make_shared<std::decay_t<D>>(std::forward<D>(dataset)), batch_size,
-                   shuffle, drop_last, seed, prefetch) {}
+      : DataLoader(std::make_shared<std::decay_t<D>>(std::forward<D>(dataset)), batch_size, shuffle,
+                   drop_last, seed, prefetch) {}
 
   // Batches per epoch: ceil(size / batch_size), or floor with drop_last.
   int64_t num_batches() const;

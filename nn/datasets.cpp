@@ -41,11 +41,10 @@ std::string read_file(const std::string& path, const char* reader, const std::st
   struct stat st;
   if (!f || ::fstat(::fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode)) {
     std::string why = !f ? std::strerror(errno) : "not a regular file";
-    std::string hint = is_file(path + ".gz")
-                           ? "; found '" + path + ".gz': decompress it first (gunzip)"
-                           : "";
-    EMBER_THROW(IOError, reader, ": cannot read '", path, "': ", why, " (expected ", expected,
-                ")", hint);
+    std::string hint =
+        is_file(path + ".gz") ? "; found '" + path + ".gz': decompress it first (gunzip)" : "";
+    EMBER_THROW(IOError, reader, ": cannot read '", path, "': ", why, " (expected ", expected, ")",
+                hint);
   }
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   if (std::fread(bytes.data(), 1, bytes.size(), f.get()) != bytes.size())
@@ -81,7 +80,9 @@ Tensor labels_to_int64(const std::vector<unsigned char>& labels) {
 
 }  // namespace
 
-const char* split_name(Split split) { return split == Split::train ? "train" : "test"; }
+const char* split_name(Split split) {
+  return split == Split::train ? "train" : "test";
+}
 
 std::string default_data_dir() {
   const std::string marker = "digits/digits.bin";
@@ -123,7 +124,8 @@ TensorDataset load_digits(const std::string& data_dir, Split split) {
   if (n_train > n) BAD(path, "training count ", n_train, " exceeds the count ", n);
   if (h == 0 || w == 0 || h > 1024 || w > 1024)
     BAD(path, "image size ", h, "x", w, " out of range");
-  if (max_value == 0 || max_value > 255) BAD(path, "largest pixel value ", max_value, " out of range");
+  if (max_value == 0 || max_value > 255)
+    BAD(path, "largest pixel value ", max_value, " out of range");
   uint64_t expected = kHeader + uint64_t(n) * h * w + n;
   if (b.size() != expected)
     BAD(path, "file is ", b.size(), " bytes, expected ", expected, " for ", n, " images of ", h,
@@ -146,15 +148,16 @@ TensorDataset load_digits(const std::string& data_dir, Split split) {
 
 TensorDataset load_mnist(const std::string& dir, Split split) {
   const std::string prefix = split == Split::train ? "train" : "t10k";
-  const std::string expected =
-      prefix + "-images-idx3-ubyte and " + prefix + "-labels-idx1-ubyte in '" + dir +
-      "' (MNIST or Fashion-MNIST, uncompressed)";
+  const std::string expected = prefix + "-images-idx3-ubyte and " + prefix +
+                               "-labels-idx1-ubyte in '" + dir +
+                               "' (MNIST or Fashion-MNIST, uncompressed)";
   const std::string ipath = join(dir, prefix + "-images-idx3-ubyte");
   const std::string lpath = join(dir, prefix + "-labels-idx1-ubyte");
   std::string img = read_file(ipath, "load_mnist", expected);
   std::string lab = read_file(lpath, "load_mnist", expected);
 
-  if (img.size() < 16) BAD(ipath, "file is ", img.size(), " bytes, shorter than the 16-byte header");
+  if (img.size() < 16)
+    BAD(ipath, "file is ", img.size(), " bytes, shorter than the 16-byte header");
   if (be32(img, 0) != 0x803)
     BAD(ipath, "magic number 0x", std::hex, be32(img, 0), " is not 0x00000803 (IDX u8 images)");
   uint64_t n = be32(img, 4), rows = be32(img, 8), cols = be32(img, 12);
@@ -162,8 +165,8 @@ TensorDataset load_mnist(const std::string& dir, Split split) {
     BAD(ipath, "image size ", rows, "x", cols, " out of range");
   uint64_t pixels = n * rows * cols;  // < 2^32 * 2^16 * 2^16: no overflow
   if (img.size() - 16 != pixels)
-    BAD(ipath, "file is ", img.size(), " bytes, expected ", 16 + pixels, " for ", n,
-        " images of ", rows, "x", cols);
+    BAD(ipath, "file is ", img.size(), " bytes, expected ", 16 + pixels, " for ", n, " images of ",
+        rows, "x", cols);
 
   if (lab.size() < 8) BAD(lpath, "file is ", lab.size(), " bytes, shorter than the 8-byte header");
   if (be32(lab, 0) != 0x801)
@@ -175,10 +178,9 @@ TensorDataset load_mnist(const std::string& dir, Split split) {
   std::vector<unsigned char> y(lab.begin() + 8, lab.end());
   for (size_t i = 0; i < y.size(); ++i)
     if (y[i] > 9) BAD(lpath, "label ", i, " is ", int(y[i]), ", not 0..9");
-  return TensorDataset(
-      pixels_to_float(reinterpret_cast<const unsigned char*>(img.data() + 16), int64_t(n), 1,
-                      int64_t(rows), int64_t(cols), 255.0f),
-      labels_to_int64(y));
+  return TensorDataset(pixels_to_float(reinterpret_cast<const unsigned char*>(img.data() + 16),
+                                       int64_t(n), 1, int64_t(rows), int64_t(cols), 255.0f),
+                       labels_to_int64(y));
 }
 
 TensorDataset load_cifar10(const std::string& dir_in, Split split) {

@@ -28,14 +28,22 @@ using json = nlohmann::json;
 
 const char* st_dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "F32";
-    case DType::f64: return "F64";
-    case DType::f16: return "F16";
-    case DType::bf16: return "BF16";
-    case DType::i32: return "I32";
-    case DType::i64: return "I64";
-    case DType::u8: return "U8";
-    case DType::b8: return "BOOL";
+    case DType::f32:
+      return "F32";
+    case DType::f64:
+      return "F64";
+    case DType::f16:
+      return "F16";
+    case DType::bf16:
+      return "BF16";
+    case DType::i32:
+      return "I32";
+    case DType::i64:
+      return "I64";
+    case DType::u8:
+      return "U8";
+    case DType::b8:
+      return "BOOL";
   }
   return "?";
 }
@@ -85,8 +93,8 @@ Prepared prepare(const NamedTensors& tensors, const Metadata& metadata) {
     EMBER_CHECK_VALUE(t.defined(), "save_safetensors: tensor '", name, "' is undefined");
     EMBER_CHECK_VALUE(name != "__metadata__",
                       "save_safetensors: '__metadata__' is reserved and cannot name a tensor");
-    EMBER_CHECK_VALUE(seen.insert(name).second, "save_safetensors: duplicate tensor name '",
-                      name, "'");
+    EMBER_CHECK_VALUE(seen.insert(name).second, "save_safetensors: duplicate tensor name '", name,
+                      "'");
     Tensor c = t.cpu().contiguous();
     uint64_t nbytes = static_cast<uint64_t>(c.numel()) * c.element_size();
     if (h.size() > 1) h += ',';
@@ -96,8 +104,8 @@ Prepared prepare(const NamedTensors& tensors, const Metadata& metadata) {
       if (d) h += ',';
       h += std::to_string(c.shape()[d]);
     }
-    h += "],\"data_offsets\":[" + std::to_string(offset) + ',' +
-         std::to_string(offset + nbytes) + "]}";
+    h += "],\"data_offsets\":[" + std::to_string(offset) + ',' + std::to_string(offset + nbytes) +
+         "]}";
     offset += nbytes;
     p.tensors.push_back(std::move(c));
   }
@@ -193,7 +201,8 @@ Header parse_header(const char* p, size_t n, uint64_t data_size, const std::stri
     for (const json& s : sh) {
       if (s.is_number_integer() && !s.is_number_unsigned())
         BAD("entry '", name, "': shape has a negative size ", s.get<int64_t>());
-      if (!s.is_number_unsigned()) BAD("entry '", name, "': shape has a non-integer size ", s.dump());
+      if (!s.is_number_unsigned())
+        BAD("entry '", name, "': shape has a non-integer size ", s.dump());
       uint64_t d = s.get<uint64_t>();
       if (d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
           __builtin_mul_overflow(nbytes, d, &nbytes))
@@ -206,15 +215,14 @@ Header parse_header(const char* p, size_t n, uint64_t data_size, const std::stri
       BAD("entry '", name, "': data_offsets is not a pair of non-negative integers");
     e.begin = off[0].get<uint64_t>();
     e.end = off[1].get<uint64_t>();
-    if (e.begin > e.end) BAD("entry '", name, "': data_offsets [", e.begin, ", ", e.end,
-                             "] end before they begin");
+    if (e.begin > e.end)
+      BAD("entry '", name, "': data_offsets [", e.begin, ", ", e.end, "] end before they begin");
     if (e.end > data_size)
       BAD("entry '", name, "': data_offsets [", e.begin, ", ", e.end,
           "] lie outside the data buffer of ", data_size, " bytes");
     if (e.end - e.begin != nbytes)
-      BAD("entry '", name, "': data_offsets [", e.begin, ", ", e.end, "] hold ",
-          e.end - e.begin, " bytes but ", st_dtype_name(e.dtype), " shape ", sh.dump(),
-          " needs ", nbytes);
+      BAD("entry '", name, "': data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin,
+          " bytes but ", st_dtype_name(e.dtype), " shape ", sh.dump(), " needs ", nbytes);
     h.entries.push_back(std::move(e));
   }
   std::sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
@@ -223,7 +231,8 @@ Header parse_header(const char* p, size_t n, uint64_t data_size, const std::stri
   uint64_t covered = 0;
   for (const Entry& e : h.entries) {
     if (e.begin < covered) BAD("entry '", e.name, "' overlaps the tensor before it");
-    if (e.begin > covered) BAD("bytes [", covered, ", ", e.begin, ") of the data buffer belong to no tensor");
+    if (e.begin > covered)
+      BAD("bytes [", covered, ", ", e.begin, ") of the data buffer belong to no tensor");
     covered = e.end;
   }
   if (covered != data_size)
@@ -248,9 +257,13 @@ void check_bool_bytes(const Tensor& t, const std::string& source, const std::str
 }
 
 // Reads exactly `n` bytes; false on a short read.
-bool read_exact(std::FILE* f, void* dst, size_t n) { return std::fread(dst, 1, n, f) == n; }
+bool read_exact(std::FILE* f, void* dst, size_t n) {
+  return std::fread(dst, 1, n, f) == n;
+}
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 }  // namespace
 
@@ -281,8 +294,8 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const Metadata& metadata) {
   Prepared p = prepare(tensors, metadata);
   static std::atomic<uint64_t> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(counter.fetch_add(1));
+  std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
     EMBER_THROW(IOError, "save_safetensors: cannot create '", tmp, "' to write '", path,

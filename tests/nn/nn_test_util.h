@@ -1,8 +1,8 @@
 // Helpers for the nn tests: a scratch directory removed on exit, byte files, error matching.
 #pragma once
 
-#include <doctest/doctest.h>
 #include <dirent.h>
+#include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>

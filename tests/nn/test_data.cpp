@@ -71,8 +71,11 @@ TEST_CASE("TensorDataset checks its tensors and returns examples") {
   CHECK_THROWS_AS(ds.get(-1), IndexError);
   CHECK_THROWS_AS(ds.get_batch({0, 7}), IndexError);
   check_throws_with<DTypeError>([] { TensorDataset(zeros({3, 2}), zeros({3})); }, {"int64"});
-  check_throws_with<ShapeError>([] { TensorDataset(zeros({3, 2}), zeros({4}, kInt64)); },
-                                {"[3]", "[4]"});
+  check_throws_with<ShapeError>(
+      [] {
+        TensorDataset(zeros({3, 2}), zeros({4}, kInt64));
+      },
+      {"[3]", "[4]"});
   CHECK_THROWS_AS(TensorDataset(zeros({}), zeros({1}, kInt64)), ShapeError);
   // A non-contiguous input tensor is copied into row-major order.
   TensorDataset t(arange(6.0, 0.0, -1.0).view({3, 2}).t().contiguous().t(), arange(3));
@@ -169,7 +172,11 @@ TEST_CASE("DataLoader rethrows a dataset failure on the caller's thread") {
         {"example 9 is corrupt"});
     CHECK(got == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});  // the batches before it
     // The next epoch starts afresh (and fails the same way).
-    CHECK_THROWS_AS([&] { for (const Batch& b : loader) (void)b; }(), ValueError);
+    CHECK_THROWS_AS(
+        [&] {
+          for (const Batch& b : loader) (void)b;
+        }(),
+        ValueError);
   }
 }
 

@@ -158,23 +158,35 @@ TEST_CASE("MNIST IDX reader: each corruption is a FormatError, a missing file an
   };
   const char* images = "images-idx3-ubyte";
   const char* labels = "labels-idx1-ubyte";
-  expect_bad(images, [](std::string& b) { b[3] = 0x01; }, "0x00000803");
-  expect_bad(labels, [](std::string& b) { b[3] = 0x03; }, "0x00000801");
-  expect_bad(images, [](std::string& b) { b.resize(10); }, "shorter than the 16-byte header");
-  expect_bad(labels, [](std::string& b) { b.resize(6); }, "shorter than the 8-byte header");
-  expect_bad(images, [](std::string& b) { b.pop_back(); }, "expected 32 for 4 images of 2x2");
-  expect_bad(images, [](std::string& b) { b += "x"; }, "expected 32");
-  expect_bad(images, [](std::string& b) { b[7] = 5; }, "expected 36 for 5 images");
-  expect_bad(images, [](std::string& b) { b[11] = 0; }, "image size 0x2 out of range");
-  expect_bad(images, [](std::string& b) { b[4] = char(0xff); }, "expected");  // huge count
-  expect_bad(labels, [](std::string& b) { b.pop_back(); }, "expected 12 for 4 labels");
-  expect_bad(labels, [](std::string& b) { b[7] = 3, b.pop_back(); }, "holds 3 labels but");
-  expect_bad(labels, [](std::string& b) { b[9] = 10; }, "label 1 is 10, not 0..9");
+  expect_bad(
+      images, [](std::string& b) { b[3] = 0x01; }, "0x00000803");
+  expect_bad(
+      labels, [](std::string& b) { b[3] = 0x03; }, "0x00000801");
+  expect_bad(
+      images, [](std::string& b) { b.resize(10); }, "shorter than the 16-byte header");
+  expect_bad(
+      labels, [](std::string& b) { b.resize(6); }, "shorter than the 8-byte header");
+  expect_bad(
+      images, [](std::string& b) { b.pop_back(); }, "expected 32 for 4 images of 2x2");
+  expect_bad(
+      images, [](std::string& b) { b += "x"; }, "expected 32");
+  expect_bad(
+      images, [](std::string& b) { b[7] = 5; }, "expected 36 for 5 images");
+  expect_bad(
+      images, [](std::string& b) { b[11] = 0; }, "image size 0x2 out of range");
+  expect_bad(
+      images, [](std::string& b) { b[4] = char(0xff); }, "expected");  // huge count
+  expect_bad(
+      labels, [](std::string& b) { b.pop_back(); }, "expected 12 for 4 labels");
+  expect_bad(
+      labels, [](std::string& b) { b[7] = 3, b.pop_back(); }, "holds 3 labels but");
+  expect_bad(
+      labels, [](std::string& b) { b[9] = 10; }, "label 1 is 10, not 0..9");
 
   TempDir dir;
-  check_throws_with<IOError>([&] { load_mnist(dir.path(), Split::test); },
-                             {dir.file("t10k-images-idx3-ubyte"), "No such file",
-                              "t10k-labels-idx1-ubyte", "MNIST"});
+  check_throws_with<IOError>(
+      [&] { load_mnist(dir.path(), Split::test); },
+      {dir.file("t10k-images-idx3-ubyte"), "No such file", "t10k-labels-idx1-ubyte", "MNIST"});
   write_bytes(dir.file("t10k-images-idx3-ubyte.gz"), "gz");
   check_throws_with<IOError>([&] { load_mnist(dir.path(), Split::test); }, {"gunzip"});
 }

@@ -57,8 +57,7 @@ void expect_bad(const std::string& bytes, const std::string& problem) {
 
 TEST_CASE("safetensors round trip: every dtype, 0-d, empty and non-contiguous tensors") {
   TempDir dir;
-  const DType dtypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16,
-                          kInt32,   kInt64,   kUInt8,   kBool};
+  const DType dtypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool};
   NamedTensors in;
   uint64_t seed = 11;
   for (DType dt : dtypes) {
@@ -99,8 +98,9 @@ TEST_CASE("safetensors bytes match the reference layout byte for byte") {
   // What Python's `safetensors.torch.save_file({"x": torch.tensor([1., 2.])},
   // metadata={"format": "pt"})` writes: length 88 (85 bytes of JSON + 3 spaces of padding).
   std::string expected("\x58\0\0\0\0\0\0\0", 8);
-  expected += "{\"__metadata__\":{\"format\":\"pt\"},"
-              "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}   ";
+  expected +=
+      "{\"__metadata__\":{\"format\":\"pt\"},"
+      "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}   ";
   expected += std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8);
   NamedTensors t{{"x", from_vector<float>({1.0f, 2.0f})}};
   CHECK(serialize_safetensors(t, {{"format", "pt"}}) == expected);
@@ -119,10 +119,16 @@ TEST_CASE("safetensors bytes match the reference layout byte for byte") {
 
 TEST_CASE("safetensors writer rejects names it cannot store") {
   Tensor x = zeros({1});
-  check_throws_with<ValueError>([&] { serialize_safetensors({{"a", x}, {"a", x}}); },
-                                {"duplicate", "'a'"});
-  check_throws_with<ValueError>([&] { serialize_safetensors({{"__metadata__", x}}); },
-                                {"reserved"});
+  check_throws_with<ValueError>(
+      [&] {
+        serialize_safetensors({{"a", x}, {"a", x}});
+      },
+      {"duplicate", "'a'"});
+  check_throws_with<ValueError>(
+      [&] {
+        serialize_safetensors({{"__metadata__", x}});
+      },
+      {"reserved"});
   check_throws_with<ValueError>([&] { serialize_safetensors({{"bad\xff", x}}); }, {"UTF-8"});
   check_throws_with<ValueError>([&] { serialize_safetensors({{"u", Tensor()}}); }, {"undefined"});
 }
@@ -137,8 +143,7 @@ TEST_CASE("safetensors reader: each malformed file raises FormatError naming the
 
   expect_bad("", "shorter than the 8-byte header length");
   expect_bad(std::string("\x10\0\0", 3), "shorter than the 8-byte header length");
-  expect_bad(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + "{}",
-             "exceeds the limit");
+  expect_bad(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + "{}", "exceeds the limit");
   // One byte over the 100,000,000-byte limit.
   expect_bad(std::string("\x01\xe1\xf5\x05\0\0\0\0", 8) + "{}", "exceeds the limit");
   expect_bad(std::string("\x40\0\0\0\0\0\0\0", 8) + "{}      ", "runs past the end of the file");
@@ -164,10 +169,12 @@ TEST_CASE("safetensors reader: each malformed file raises FormatError naming the
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", data8),
              "non-integer size");
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],)"
-                       R"("data_offsets":[0,8]}})", data8),
+                       R"("data_offsets":[0,8]}})",
+                       data8),
              "overflows the byte count");
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[9223372036854775808],)"
-                       R"("data_offsets":[0,8]}})", data8),
+                       R"("data_offsets":[0,8]}})",
+                       data8),
              "overflows the byte count");
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data8),
              "needs 12");
@@ -180,17 +187,17 @@ TEST_CASE("safetensors reader: each malformed file raises FormatError naming the
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,-8]}})", data8),
              "data_offsets is not a pair");
   expect_bad(file_with(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data8),
+                       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                       data8),
              "overlaps the tensor before it");
   expect_bad(file_with(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data8),
              "bytes [0, 4) of the data buffer belong to no tensor");
   expect_bad(file_with("{" + ok_entry + "}", data8 + "xx"),
              "bytes [8, 10) of the data buffer belong to no tensor");
-  expect_bad(file_with("{" + ok_entry + "," + ok_entry + "}", data8),
-             "the key 't' more than once");
-  expect_bad(file_with(R"({"t":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-                       data8),
-             "the key 'dtype' more than once");
+  expect_bad(file_with("{" + ok_entry + "," + ok_entry + "}", data8), "the key 't' more than once");
+  expect_bad(
+      file_with(R"({"t":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", data8),
+      "the key 'dtype' more than once");
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[2]}})", data8), "has no 'data_offsets'");
   expect_bad(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", data8),
              "unexpected key 'x'");

@@ -93,13 +93,15 @@ std::string mutate(const std::string& base, std::mt19937_64& rng) {
         if (s.size() >= 8) s[1 + pick(7)] = char(rng());
         break;
       case 5:  // flip a bit in the data
-        if (s.size() > header_end) s[header_end + pick(s.size() - header_end)] ^= char(1u << pick(8));
+        if (s.size() > header_end)
+          s[header_end + pick(s.size() - header_end)] ^= char(1u << pick(8));
         break;
       case 6:  // delete a header byte
         if (s.size() > 9) s.erase(8 + pick(std::min(s.size(), header_end) - 8), 1);
         break;
       default:  // insert a structural character into the header
-        if (s.size() > 8) s.insert(8 + pick(std::min(s.size(), header_end) - 8), 1, "{}[]\",:0 "[pick(9)]);
+        if (s.size() > 8)
+          s.insert(8 + pick(std::min(s.size(), header_end) - 8), 1, "{}[]\",:0 "[pick(9)]);
         break;
     }
   }
