@@ -117,6 +117,18 @@ TEST_CASE("safetensors bytes match the reference layout byte for byte") {
   CHECK(serialize_safetensors({{"a", full({}, 42, kInt64)}}) == scalar);
 }
 
+TEST_CASE("safetensors saves tensors from a GPU-like device through host copies") {
+  Tensor host = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor dev = host.to(Device::parse("emu:0")).t();
+  SafetensorsFile f = [&] {
+    std::string bytes = serialize_safetensors({{"w", dev}});
+    return deserialize_safetensors(bytes.data(), bytes.size());
+  }();
+  CHECK(f.at("w").device() == kCPU);
+  CHECK(f.at("w").shape() == Shape{3, 2});
+  CHECK(f.at("w").to_vector<float>() == std::vector<float>{1, 4, 2, 5, 3, 6});
+}
+
 TEST_CASE("safetensors writer rejects names it cannot store") {
   Tensor x = zeros({1});
   check_throws_with<ValueError>(
