@@ -216,6 +216,10 @@ TEST_CASE("safetensors reader: each malformed file raises FormatError naming the
   expect_bad(file_with(R"({"__metadata__":{"k":1}})"), "__metadata__ value of 'k' is not a string");
   expect_bad(file_with(R"({"__metadata__":[]})"), "__metadata__ is not an object");
   expect_bad(file_with("{\"t\xff\":{}}"), "not valid JSON");
+  // Deep nesting must not exhaust the stack (neither parsing nor freeing the tree).
+  expect_bad(file_with("{\"t\":" + std::string(200000, '[') + std::string(200000, ']') + "}"),
+             "entry 't' is not an object");
+  expect_bad(file_with("{\"t\":" + std::string(200000, '[')), "not valid JSON");
   expect_bad(file_with(R"({"t":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})",
                        std::string("\x01\x02", 2)),
              "BOOL element 1 is 2");
