@@ -15,5 +15,7 @@ Runner add_doctor(CLI::App& app);
 Runner add_demo(CLI::App& app);
 // Adds `ember algos`.
 Runner add_algos(CLI::App& app);
+// Adds `ember train`.
+Runner add_train(CLI::App& app);
 
 }  // namespace ember::cli

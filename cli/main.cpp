@@ -1,4 +1,4 @@
-// The `ember` command line: doctor, demo, algos (and train).
+// The `ember` command line: doctor, demo, algos, train.
 #include <iostream>
 #include <vector>
 
@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   runners.push_back(ember::cli::add_doctor(app));
   runners.push_back(ember::cli::add_demo(app));
   runners.push_back(ember::cli::add_algos(app));
+  runners.push_back(ember::cli::add_train(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

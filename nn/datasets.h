@@ -26,7 +26,8 @@ const char* split_name(Split split);  // "train" / "test"
 std::string default_data_dir();
 
 // The bundled UCI digits (1,797 images 8x8, pixel values 0..16 scaled by 1/16): Split::train is
-// the first 1,437 images, Split::test the last 360. `data_dir` is the data directory (holding
+// the first 1,442 images of the file, Split::test the last 355 (a fixed split, stratified by class:
+// docs/data.md). `data_dir` is the data directory (holding
 // digits/digits.bin) or the digits directory itself.
 TensorDataset load_digits(const std::string& data_dir, Split split);
 

@@ -16,7 +16,6 @@
 
 namespace ember::nn {
 
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 struct LoadResult {
   std::vector<std::string> missing_keys, unexpected_keys;

@@ -19,7 +19,6 @@
 namespace ember {
 
 // Tensors in file order. The order is kept on save and recovered on load.
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 // The optional "__metadata__" string map of a safetensors header.
 using Metadata = std::map<std::string, std::string>;
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/allocator.h"
@@ -164,6 +165,9 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Tensors with names, in order: state dicts, checkpoints, safetensors files.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // --- Factories -------------------------------------------------------------------------------
 Tensor empty(const Shape& shape, TensorOptions opts = {});

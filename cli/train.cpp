@@ -1,0 +1,193 @@
+// `ember train`: trains a model on a data set with a progress bar per epoch, reports test
+// accuracy after each epoch, and saves/resumes checkpoints (model, optimiser, RNG, epoch).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "autograd/engine.h"
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "autograd/loss.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "nn/checkpoint.h"
+#include "nn/datasets.h"
+#include "nn/models.h"
+#include "nn/optim.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+#include "runtime/rng.h"
+
+namespace ember::cli {
+namespace {
+
+struct TrainArgs {
+  std::string model = "lenet", data = "digits", optimizer = "sgd", device = "auto";
+  std::string schedule = "cosine";
+  std::string save, resume, data_dir;
+  int64_t epochs = 15, batch_size = 32, threads = 0;
+  double lr = 0.0, momentum = 0.9, weight_decay = 0.0;
+  uint64_t seed = 0;
+};
+
+struct Data {
+  TensorDataset train, test;
+  nn::ModelSpec spec;
+};
+
+// "digits", "mnist:DIR", "fashion-mnist:DIR", "cifar10:DIR".
+Data load_data(const TrainArgs& a) {
+  std::string kind = a.data, dir;
+  auto colon = a.data.find(':');
+  if (colon != std::string::npos) {
+    kind = a.data.substr(0, colon);
+    dir = a.data.substr(colon + 1);
+  }
+  if (kind == "digits") {
+    std::string root = a.data_dir.empty() ? default_data_dir() : a.data_dir;
+    return {load_digits(root, Split::train), load_digits(root, Split::test), {1, 8, 10}};
+  }
+  EMBER_CHECK_VALUE(!dir.empty(), "--data ", kind, " needs a directory: --data ", kind, ":DIR");
+  if (kind == "mnist" || kind == "fashion-mnist") {
+    TensorDataset tr = load_mnist(dir, Split::train), te = load_mnist(dir, Split::test);
+    return {tr, te, {1, tr.inputs().size(2), 10}};
+  }
+  if (kind == "cifar10") return {load_cifar10(dir, Split::train), load_cifar10(dir, Split::test), {3, 32, 10}};
+  EMBER_THROW(ValueError, "unknown data set '", a.data,
+              "': expected digits, mnist:DIR, fashion-mnist:DIR or cifar10:DIR");
+}
+
+std::unique_ptr<nn::Optimizer> make_optimizer(const TrainArgs& a, std::vector<Tensor> params) {
+  if (a.optimizer == "sgd")
+    return std::make_unique<nn::SGD>(std::move(params),
+                                     nn::SGDOptions{a.lr > 0 ? a.lr : 0.05, a.momentum, 0.0, a.weight_decay});
+  nn::AdamOptions o;
+  o.lr = a.lr > 0 ? a.lr : 2e-3;
+  if (a.optimizer == "adam") {
+    o.weight_decay = a.weight_decay;
+    return std::make_unique<nn::Adam>(std::move(params), o);
+  }
+  if (a.optimizer == "adamw") {
+    o.weight_decay = a.weight_decay > 0 ? a.weight_decay : 1e-2;
+    return std::make_unique<nn::AdamW>(std::move(params), o);
+  }
+  EMBER_THROW(ValueError, "unknown optimizer '", a.optimizer, "': expected sgd, adam or adamw");
+}
+
+int64_t correct_count(const Tensor& logits, const Tensor& labels) {
+  return ops::sum(ops::eq(ops::argmax(logits, 1), labels)).item<int64_t>();
+}
+
+double evaluate(nn::Module& model, const TensorDataset& test, Device dev, int64_t batch) {
+  NoGradGuard ng;
+  model.eval();
+  DataLoader loader(test, batch);
+  int64_t correct = 0;
+  for (const Batch& b : loader)
+    correct += correct_count(model(b.inputs.to(dev)).to(kCPU), b.labels);
+  model.train();
+  return 100.0 * static_cast<double>(correct) / static_cast<double>(test.size());
+}
+
+// "loss 0.1234 acc 95.1%"
+std::string stats(double loss, double acc) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "loss %.4f acc %.1f%%", loss, acc);
+  return buf;
+}
+
+int run_train(const TrainArgs& a) {
+  if (a.threads > 0) omp_set_num_threads(static_cast<int>(a.threads));
+  const Device dev = Device::parse(a.device);
+  manual_seed(a.seed);
+  Data data = load_data(a);
+  nn::ModulePtr model = nn::make_model(a.model, data.spec);
+  model->to(dev);
+  std::unique_ptr<nn::Optimizer> opt = make_optimizer(a, model->parameters());
+  std::unique_ptr<nn::LRScheduler> sched;
+  if (a.schedule == "cosine")
+    sched = std::make_unique<nn::CosineAnnealingLR>(*opt, a.epochs);
+  else if (a.schedule == "step")
+    sched = std::make_unique<nn::StepLR>(*opt, std::max<int64_t>(1, a.epochs / 3), 0.1);
+  else
+    EMBER_CHECK_VALUE(a.schedule == "none", "unknown schedule '", a.schedule,
+                      "': expected cosine, step or none");
+  int64_t start_epoch = 0;
+  if (!a.resume.empty()) {
+    nn::CheckpointInfo info = nn::load_checkpoint(a.resume, a.model, *model, *opt);
+    start_epoch = info.epoch;
+    if (sched) sched->set_epoch(start_epoch);  // the lr follows from the epoch
+    std::cout << "resumed from " << a.resume << " after epoch " << start_epoch << "\n";
+  }
+  int64_t params = 0;
+  for (const Tensor& p : model->parameters()) params += p.numel();
+  std::cout << "training " << a.model << " (" << params << " parameters) on " << a.data << " ("
+            << data.train.size() << " train / " << data.test.size() << " test) with "
+            << opt->name() << " lr " << opt->lr() << " (" << a.schedule << "), batch " << a.batch_size << ", on " << dev
+            << ", " << omp_get_max_threads() << " threads, seed " << a.seed << "\n";
+
+  DataLoader loader(data.train, a.batch_size, /*shuffle=*/true, /*drop_last=*/false, a.seed,
+                    /*prefetch=*/true);
+  double acc = 0.0;
+  for (int64_t epoch = start_epoch; epoch < a.epochs; ++epoch) {
+    loader.set_epoch(static_cast<uint64_t>(epoch));
+    Progress bar(loader.num_batches(), "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(a.epochs));
+    double loss_sum = 0;
+    int64_t seen = 0, correct = 0, step = 0;
+    for (const Batch& b : loader) {
+      Tensor x = b.inputs.to(dev), y = b.labels.to(dev);
+      Tensor logits = (*model)(x);
+      Tensor loss = cross_entropy(logits, y);
+      opt->zero_grad();
+      backward(loss);
+      opt->step();
+      const int64_t n = b.labels.numel();
+      loss_sum += loss.item() * static_cast<double>(n);
+      correct += correct_count(detach(logits).to(kCPU), b.labels);
+      seen += n;
+      bar.update(++step, seen, stats(loss_sum / seen, 100.0 * correct / seen));
+    }
+    acc = evaluate(*model, data.test, dev, 256);
+    char test[48];
+    std::snprintf(test, sizeof test, " | test acc %.2f%%", acc);
+    bar.finish(seen, stats(loss_sum / seen, 100.0 * correct / seen) + test);
+    if (sched) sched->step();
+    if (!a.save.empty()) nn::save_checkpoint(a.save, a.model, *model, *opt, epoch + 1, {{"data", a.data}});
+  }
+  std::printf("final test accuracy: %.2f%%\n", acc);
+  if (!a.save.empty()) std::cout << "checkpoint: " << a.save << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Runner add_train(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "Train a model, reporting test accuracy each epoch");
+  auto a = std::make_shared<TrainArgs>();
+  cmd->add_option("--model", a->model, "mlp, lenet, resnet20 or vgg_small")->capture_default_str();
+  cmd->add_option("--data", a->data, "digits, mnist:DIR, fashion-mnist:DIR or cifar10:DIR")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", a->data_dir, "where the bundled data lives (default: searched)");
+  cmd->add_option("--epochs", a->epochs)->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--batch-size", a->batch_size)->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--lr", a->lr, "learning rate (default: 0.05 for sgd, 0.002 for adam/adamw)");
+  cmd->add_option("--optimizer", a->optimizer, "sgd, adam or adamw")->capture_default_str();
+  cmd->add_option("--momentum", a->momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--schedule", a->schedule, "learning-rate schedule over the epochs: cosine, step or none")
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", a->weight_decay, "weight decay (AdamW default 0.01)");
+  cmd->add_option("--device", a->device, "auto, cpu, cuda[:N] or emu[:N]")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed for initialisation, shuffling and dropout")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "CPU threads (default: all)");
+  cmd->add_option("--save", a->save, "write a checkpoint here after every epoch");
+  cmd->add_option("--resume", a->resume, "continue from this checkpoint");
+  return [cmd, a]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run_train(*a);
+  };
+}
+
+}  // namespace ember::cli
