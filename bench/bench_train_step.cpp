@@ -1,0 +1,109 @@
+// Convolution forward+backward on LeNet and ResNet-20 layer shapes, and whole training steps of
+// LeNet (digits-sized batches) and ResNet-20 (CIFAR-sized random batches), timed on the CPU.
+// Prints one JSON object {row: median milliseconds}; bench/compare_torch.py runs the same rows in
+// PyTorch and prints both side by side.
+//   bench_train_step [--threads N] [--repeats R] [--only ROW]
+#include <omp.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ember.h>
+
+using namespace ember;
+
+namespace {
+
+double median_ms(const std::function<void()>& fn, int repeats) {
+  fn();  // warm-up (allocator, selection cache)
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct ConvRow {
+  const char* name;
+  int64_t n, c, h, k, r, stride, pad;
+};
+
+// Forward, then backward w.r.t. input and weight, as a training step does.
+std::function<void()> conv_fwd_bwd(const ConvRow& s) {
+  Tensor x = randn({s.n, s.c, s.h, s.h});
+  Tensor w = randn({s.k, s.c, s.r, s.r});
+  requires_grad_(x);
+  requires_grad_(w);
+  return [x, w, s] {
+    Tensor y = conv2d(x, w, Tensor(), Conv2dOptions().stride(s.stride).padding(s.pad));
+    backward(sum(y));
+  };
+}
+
+std::function<void()> train_step(nn::ModulePtr model, Tensor x, Tensor y) {
+  auto opt = std::make_shared<nn::SGD>(model->parameters(), nn::SGDOptions{0.01, 0.9});
+  return [model, opt, x, y] {
+    Tensor loss = cross_entropy((*model)(x), y);
+    opt->zero_grad();
+    backward(loss);
+    opt->step();
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 0, repeats = 5;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R] [--only ROW]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (threads > 0) omp_set_num_threads(threads);
+  manual_seed(0);
+  const ConvRow convs[] = {
+      {"conv lenet8 1->16 8x8 k3", 32, 1, 8, 16, 3, 1, 1},
+      {"conv lenet8 16->32 4x4 k3", 32, 16, 4, 32, 3, 1, 1},
+      {"conv lenet5 1->6 28x28 k5", 64, 1, 28, 6, 5, 1, 2},
+      {"conv lenet5 6->16 14x14 k5", 64, 6, 14, 16, 5, 1, 0},
+      {"conv resnet20 16->16 32x32 k3", 128, 16, 32, 16, 3, 1, 1},
+      {"conv resnet20 16->32 32x32 k3 s2", 128, 16, 32, 32, 3, 2, 1},
+      {"conv resnet20 32->32 16x16 k3", 128, 32, 16, 32, 3, 1, 1},
+      {"conv resnet20 64->64 8x8 k3", 128, 64, 8, 64, 3, 1, 1},
+  };
+  std::vector<std::pair<std::string, std::function<void()>>> rows;
+  for (const ConvRow& c : convs) rows.emplace_back(c.name, conv_fwd_bwd(c));
+  rows.emplace_back("step lenet8 digits b32",
+                    train_step(nn::lenet({1, 8, 10}), rand({32, 1, 8, 8}),
+                               from_vector<int64_t>(std::vector<int64_t>(32, 3))));
+  rows.emplace_back("step resnet20 cifar b128",
+                    train_step(nn::resnet20({3, 32, 10}), randn({128, 3, 32, 32}),
+                               from_vector<int64_t>(std::vector<int64_t>(128, 7))));
+  std::printf("{");
+  bool first = true;
+  for (auto& [name, fn] : rows) {
+    if (!only.empty() && name != only) continue;
+    double ms = median_ms(fn, repeats);
+    std::printf("%s\n  \"%s\": %.4f", first ? "" : ",", name.c_str(), ms);
+    std::fflush(stdout);
+    first = false;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("%s\n  \"max_rss_mb\": %.1f\n}\n", first ? "" : ",", ru.ru_maxrss / 1024.0);
+  return 0;
+}

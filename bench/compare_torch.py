@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Ember vs PyTorch (CPU) on the same rows, side by side, at 1 and 2 threads.
+
+Rows: conv2d forward+backward on LeNet and ResNet-20 layer shapes, and one training step of
+LeNet (8x8 digits, batch 32) and of ResNet-20 (CIFAR-sized random batch of 128), as timed by
+build/bin/bench_train_step. Peak memory: each framework's ResNet-20 step runs in a process of
+its own and reports its maximum resident set size.
+
+    /usr/bin/python3 bench/compare_torch.py [--build build] [--repeats 5]
+
+Needs Debian's python3-torch (apt-get install python3-torch).
+"""
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CONVS = [  # name, N, C, H, K, R, stride, padding
+    ("conv lenet8 1->16 8x8 k3", 32, 1, 8, 16, 3, 1, 1),
+    ("conv lenet8 16->32 4x4 k3", 32, 16, 4, 32, 3, 1, 1),
+    ("conv lenet5 1->6 28x28 k5", 64, 1, 28, 6, 5, 1, 2),
+    ("conv lenet5 6->16 14x14 k5", 64, 6, 14, 16, 5, 1, 0),
+    ("conv resnet20 16->16 32x32 k3", 128, 16, 32, 16, 3, 1, 1),
+    ("conv resnet20 16->32 32x32 k3 s2", 128, 16, 32, 32, 3, 2, 1),
+    ("conv resnet20 32->32 16x16 k3", 128, 32, 16, 32, 3, 1, 1),
+    ("conv resnet20 64->64 8x8 k3", 128, 64, 8, 64, 3, 1, 1),
+]
+
+
+def lenet8():  # the same architecture as nn::lenet({1, 8, 10})
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+class Block(nn.Module):  # nn::resnet20's BasicBlock: projection shortcuts where shapes change
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = None
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        h = F.relu(self.bn1(self.conv1(x)))
+        h = self.bn2(self.conv2(h))
+        return F.relu(h + (self.shortcut(x) if self.shortcut is not None else x))
+
+
+def resnet20():
+    layers, cin = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU()], 16
+    for stage, width in enumerate((16, 32, 64)):
+        for b in range(3):
+            layers.append(Block(cin, width, 2 if stage > 0 and b == 0 else 1))
+            cin = width
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)]
+    return nn.Sequential(*layers)
+
+
+def median_ms(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def train_step(model, x, y):
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def torch_rows(repeats, only=None):
+    torch.manual_seed(0)
+    rows = {}
+    for name, n, c, h, k, r, s, p in CONVS:
+        x = torch.randn(n, c, h, h, requires_grad=True)
+        w = torch.randn(k, c, r, r, requires_grad=True)
+        rows[name] = lambda x=x, w=w, s=s, p=p: F.conv2d(x, w, stride=s, padding=p).sum().backward()
+    rows["step lenet8 digits b32"] = train_step(lenet8(), torch.rand(32, 1, 8, 8), torch.full((32,), 3))
+    rows["step resnet20 cifar b128"] = train_step(resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7))
+    return {name: median_ms(fn, repeats) for name, fn in rows.items() if only in (None, name)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    step = "step resnet20 cifar b128"
+    if args.child:  # a PyTorch process of its own for the peak-memory row
+        torch.set_num_threads(int(args.child))
+        torch_rows(2, only=step)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+        return 0
+    exe = Path(args.build) / "bin" / "bench_train_step"
+    if not exe.exists():
+        sys.exit(f"{exe} not found: build first (./run.sh or cmake --build {args.build})")
+    print(f"Ember vs PyTorch {torch.__version__} (CPU), median of {args.repeats} runs, milliseconds")
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        out = subprocess.run([str(exe), "--threads", str(threads), "--repeats", str(args.repeats)],
+                             check=True, capture_output=True, text=True).stdout
+        ember = json.loads(out)
+        ref = torch_rows(args.repeats)
+        print(f"\n{threads} thread{'s' if threads > 1 else ''}")
+        print(f"  {'row':36} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")
+        for name, t in ref.items():
+            print(f"  {name:36} {ember[name]:10.2f} {t:10.2f} {ember[name] / t:12.2f}")
+        mem_e = json.loads(subprocess.run([str(exe), "--threads", str(threads), "--repeats", "2", "--only", step],
+                                          check=True, capture_output=True, text=True).stdout)["max_rss_mb"]
+        mem_t = float(subprocess.run([sys.executable, __file__, "--child", str(threads)],
+                                     check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+        print(f"  {'peak RSS, resnet20 step process (MB)':36} {mem_e:10.1f} {mem_t:10.1f} {mem_e / mem_t:12.2f}")
+    print("\nTargets: <= 1.0 on the LeNet step, <= 1.5 on the ResNet-20 step, peak memory <= PyTorch's.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
