@@ -29,4 +29,10 @@ std::vector<int64_t> broadcast_byte_strides(const Tensor& t, const Shape& shape)
   return st;
 }
 
+void check_cpu_float(const char* op, const Tensor& x) {
+  check_cpu_operands(op, {&x});
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 tensor, got ", x.dtype());
+}
+
 }  // namespace ember::ops

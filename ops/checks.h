@@ -15,6 +15,9 @@ void check_cpu_operands(const char* op, std::initializer_list<const Tensor*> ten
 // requires: t is f32, f64, i32, i64, u8 or bool: the dtypes the CPU kernels implement.
 void check_cpu_dtype(const char* op, DType t);
 
+// requires: x on the cpu (as check_cpu_operands) and float32 or float64 (DTypeError naming op).
+void check_cpu_float(const char* op, const Tensor& x);
+
 // Byte strides that view `t` as `shape` (its shape broadcast to `shape`): 0 along broadcast dims.
 std::vector<int64_t> broadcast_byte_strides(const Tensor& t, const Shape& shape);
 

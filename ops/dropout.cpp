@@ -9,17 +9,9 @@ namespace ember::ops {
 
 namespace kc = kernels::cpu;
 
-namespace {
-void check_float(const char* op, const Tensor& x) {
-  check_cpu_operands(op, {&x});
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 tensor, got ", x.dtype());
-}
-}  // namespace
-
 DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* gen) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1, "dropout: expected a probability 0 <= p <= 1, got ", p);
-  check_float("dropout", x_in);
+  check_cpu_float("dropout", x_in);
   if (!training || p == 0) return {x_in, Tensor()};
   if (p == 1) return {zeros(x_in.shape(), {x_in.dtype(), kCPU}), Tensor()};
   const Tensor x = x_in.contiguous();
@@ -37,7 +29,7 @@ DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* ge
 Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
   const char* op = "dropout_backward";
   EMBER_CHECK_VALUE(p >= 0 && p < 1, op, ": expected 0 <= p < 1, got ", p);
-  check_float(op, grad_out);
+  check_cpu_float(op, grad_out);
   check_cpu_operands(op, {&grad_out, &mask});
   EMBER_CHECK_DTYPE(mask.dtype() == kBool, op, ": expected a bool mask, got ", mask.dtype());
   EMBER_CHECK_SHAPE(mask.shape() == grad_out.shape(), op, ": expected a mask of shape ",

@@ -10,11 +10,6 @@ namespace kc = kernels::cpu;
 
 namespace {
 
-void check_float(const char* op, const Tensor& x) {
-  check_cpu_operands(op, {&x});
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 tensor, got ", x.dtype());
-}
 
 kc::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
   const int64_t nd = std::max<int64_t>(x.dim(), 1);
@@ -28,7 +23,7 @@ kc::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
 }
 
 Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
-  check_float(op, x_in);
+  check_cpu_float(op, x_in);
   const kc::SoftmaxShape s = view_as_3d(x_in, dim, op);
   const Tensor x = x_in.contiguous();
   Tensor y = empty(x.shape(), {x.dtype(), kCPU});
@@ -37,7 +32,7 @@ Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
 }
 
 Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in, int64_t dim) {
-  check_float(op, y_in);
+  check_cpu_float(op, y_in);
   check_cpu_operands(op, {&y_in, &g_in});
   EMBER_CHECK_SHAPE(g_in.shape() == y_in.shape(), op, ": expected grad_out of shape ", y_in.shape(),
                     ", got ", g_in.shape());

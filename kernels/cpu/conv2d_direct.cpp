@@ -8,20 +8,6 @@
 namespace ember::kernels::cpu {
 namespace {
 
-template <typename F>
-void dispatch_float(DType t, const char* op, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    default:
-      break;
-  }
-  EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
-              " version; expected float32 or float64");
-}
-
 template <typename T>
 void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
   const int64_t cg = s.cg(), kg = s.kg();

@@ -194,20 +194,6 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw, T* ws, size_
   });
 }
 
-template <typename F>
-void dispatch_float(DType t, const char* op, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    default:
-      break;
-  }
-  EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
-              " version; expected float32 or float64");
-}
-
 }  // namespace
 
 size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvPass pass) {

@@ -36,6 +36,22 @@ void dispatch_cpu_dtype(DType t, const char* op, F&& f) {
 // Runs inner(ptrs, byte_strides, n) over every innermost run of `loop`, in parallel when the
 // loop is large. A single long run (the contiguous case) is cut into chunks so that it, too,
 // spreads over the threads.
+// Calls f(float{}) or f(double{}) for the two floating dtypes the float-only kernels (conv,
+// pooling) implement; DTypeError naming `op` for any other.
+template <typename F>
+void dispatch_float(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    default:
+      break;
+  }
+  EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
+              " version; expected float32 or float64");
+}
+
 template <int N, typename F>
 void parallel_runs(const StridedLoop<N>& loop, const std::array<char*, N>& base, F&& inner) {
   const int64_t outer = loop.outer_count();

@@ -11,20 +11,6 @@
 namespace ember::kernels::cpu {
 namespace {
 
-template <typename F>
-void dispatch_float(DType t, const char* op, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    default:
-      break;
-  }
-  EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t),
-              " version; expected float32 or float64");
-}
-
 // Runs body(plane) for every plane, in parallel when the work is large.
 template <typename F>
 void for_planes(const PoolShape& s, int64_t work_per_plane, F&& body) {
