@@ -14,6 +14,22 @@ bool worth_parallel(const BatchNormShape& sh) {
   return sh.n * sh.c * sh.s >= kParallelGrain && sh.c > 1 && !omp_in_parallel();
 }
 
+// Sum of term(0..n) in double with kLanes independent accumulators, so the compiler can
+// vectorise it (a single accumulator is a serial chain of dependent adds). The order of the
+// additions is fixed, so results stay independent of the thread count.
+constexpr int kLanes = 8;
+template <typename F>
+double lane_sum(int64_t n, F&& term) {
+  double acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += term(j + k);
+  double total = 0;
+  for (; j < n; ++j) total += term(j);
+  for (int k = 0; k < kLanes; ++k) total += acc[k];
+  return total;
+}
+
 template <typename T>
 void fwd(const BatchNormShape& sh, const BatchNormParams& p, const T* x, const T* w, const T* b,
          T* rmean, T* rvar, T* y, T* smean, T* sinvstd) {
@@ -25,16 +41,16 @@ void fwd(const BatchNormShape& sh, const BatchNormParams& p, const T* x, const T
       double sum = 0;
       for (int64_t i = 0; i < n; ++i) {
         const T* px = x + (i * c_count + c) * s;
-        for (int64_t j = 0; j < s; ++j) sum += px[j];
+        sum += lane_sum(s, [px](int64_t j) { return static_cast<double>(px[j]); });
       }
       mean = sum / static_cast<double>(m);
       double sq = 0;
       for (int64_t i = 0; i < n; ++i) {
         const T* px = x + (i * c_count + c) * s;
-        for (int64_t j = 0; j < s; ++j) {
+        sq += lane_sum(s, [px, mean](int64_t j) {
           const double d = px[j] - mean;
-          sq += d * d;
-        }
+          return d * d;
+        });
       }
       var = sq / static_cast<double>(m);
       if (rmean) rmean[c] = static_cast<T>((1 - p.momentum) * rmean[c] + p.momentum * mean);
@@ -73,10 +89,10 @@ void bwd(const BatchNormShape& sh, bool training, const T* x, const T* dy, const
       for (int64_t i = 0; i < n; ++i) {
         const T* px = x + (i * c_count + c) * s;
         const T* pg = dy + (i * c_count + c) * s;
-        for (int64_t j = 0; j < s; ++j) {
-          sum_dy += pg[j];
-          dot += pg[j] * (px[j] - mean);
-        }
+        sum_dy += lane_sum(s, [pg](int64_t j) { return static_cast<double>(pg[j]); });
+        dot += lane_sum(s, [pg, px, mean](int64_t j) {
+          return static_cast<double>(pg[j]) * (px[j] - mean);
+        });
       }
     }
     if (dw) dw[c] = static_cast<T>(dot * invstd);
