@@ -30,6 +30,27 @@ double lane_sum(int64_t n, F&& term) {
   return total;
 }
 
+// sum(dy) and sum(dy * (x - mean)) in one pass, each with kLanes accumulators (as lane_sum).
+template <typename T>
+void lane_sums_dy(int64_t n, const T* dy, const T* x, double mean, double& sum_dy, double& dot) {
+  double a[kLanes] = {}, b[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const double g = dy[j + k];
+      a[k] += g;
+      b[k] += g * (x[j + k] - mean);
+    }
+  for (; j < n; ++j) {
+    sum_dy += dy[j];
+    dot += static_cast<double>(dy[j]) * (x[j] - mean);
+  }
+  for (int k = 0; k < kLanes; ++k) {
+    sum_dy += a[k];
+    dot += b[k];
+  }
+}
+
 template <typename T>
 void fwd(const BatchNormShape& sh, const BatchNormParams& p, const T* x, const T* w, const T* b,
          T* rmean, T* rvar, T* y, T* smean, T* sinvstd) {
@@ -89,10 +110,10 @@ void bwd(const BatchNormShape& sh, bool training, const T* x, const T* dy, const
       for (int64_t i = 0; i < n; ++i) {
         const T* px = x + (i * c_count + c) * s;
         const T* pg = dy + (i * c_count + c) * s;
-        sum_dy += lane_sum(s, [pg](int64_t j) { return static_cast<double>(pg[j]); });
-        dot += lane_sum(s, [pg, px, mean](int64_t j) {
-          return static_cast<double>(pg[j]) * (px[j] - mean);
-        });
+        double row_sum = 0, row_dot = 0;
+        lane_sums_dy(s, pg, px, mean, row_sum, row_dot);
+        sum_dy += row_sum;
+        dot += row_dot;
       }
     }
     if (dw) dw[c] = static_cast<T>(dot * invstd);
