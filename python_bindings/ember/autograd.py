@@ -8,6 +8,12 @@ from . import _C
 class _GradMode:
     _enabled = None
 
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        if callable(fn):  # used as a bare decorator: @ember.no_grad
+            return self(fn)
+        return self
+
     def __enter__(self):
         self._prev = _C.is_grad_enabled()
         _C.set_grad_enabled(self._enabled)
@@ -36,6 +42,9 @@ class enable_grad(_GradMode):
 
 
 class set_grad_enabled(_GradMode):
+    def __new__(cls, mode):
+        return object.__new__(cls)
+
     def __init__(self, mode):
         self._enabled = bool(mode)
         self._prev = _C.is_grad_enabled()
