@@ -150,3 +150,28 @@ def test_custom_function_backward_errors_propagate():
 
     with pytest.raises(ValueError, match="expected 1"):
         WrongCount.apply(x).sum().backward()
+
+
+def test_python_backward_from_several_threads():
+    """backward() releases the GIL and a Python backward takes it again: threads that train
+    with custom Functions at once neither deadlock nor mix up their gradients."""
+    import threading
+
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(30):
+                x = ember.full((50,), float(k), dtype=ember.float64, requires_grad=True)
+                Cube.apply(x, 1.0).sum().backward()
+                assert x.grad.tolist() == [3.0 * k * k] * 50
+            results[k] = True
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and len(results) == 4

@@ -162,7 +162,8 @@ class Module:
 
     def load_state_dict(self, state_dict, strict=True):
         """Copies values in by name (converted to each tensor's dtype). strict: missing or
-        unexpected keys raise KeyError listing them. A shape mismatch always raises ShapeError."""
+        unexpected keys raise ember.ValueError listing them (as the C++ Module does). A shape
+        mismatch always raises ember.ShapeError naming the key."""
         own = OrderedDict()
         for mp, m in self.named_modules():
             for store in (m._parameters, m._buffers):
@@ -172,7 +173,7 @@ class Module:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
-            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+            _C._raise("value", f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
         with no_grad():
             for k, t in own.items():
                 if k not in state_dict:
