@@ -20,6 +20,7 @@ def dtype(request):
 def rng():
     # A fresh seed per test run; printed on failure by pytest's repr of the fixture value.
     seed = np.random.SeedSequence().entropy % (2**32)
+    print(f"numpy seed {seed}")  # shown with a failure's captured output, to replay it
     return np.random.default_rng(seed)
 
 
