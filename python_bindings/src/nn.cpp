@@ -140,6 +140,26 @@ void init_nn(pb::module_& m) {
     return dataset_tuple(load_cifar10(dir, split_arg(split)));
   });
   m.def("_shuffled_indices", &shuffled_indices, arg("n"), arg("seed"), arg("epoch"));
+
+  // Initialisers (in place, PyTorch's fan and gain conventions), for ember.nn.init.
+  namespace init = nn::init;
+  auto fan = [](const std::string& mode) {
+    if (mode == "fan_in") return init::FanMode::FanIn;
+    if (mode == "fan_out") return init::FanMode::FanOut;
+    throw pb::value_error("mode must be 'fan_in' or 'fan_out', got '" + mode + "'");
+  };
+  m.def("_init_calculate_gain", [](const std::string& n, double p) { return init::calculate_gain(n, p); });
+  m.def("_init_uniform_", [](Tensor t, double a, double b) { init::uniform_(t, a, b); });
+  m.def("_init_normal_", [](Tensor t, double mean, double std) { init::normal_(t, mean, std); });
+  m.def("_init_constant_", [](Tensor t, double v) { init::constant_(t, v); });
+  m.def("_init_kaiming_uniform_", [fan](Tensor t, double a, const std::string& mode, const std::string& nl) {
+    init::kaiming_uniform_(t, a, fan(mode), nl);
+  });
+  m.def("_init_kaiming_normal_", [fan](Tensor t, double a, const std::string& mode, const std::string& nl) {
+    init::kaiming_normal_(t, a, fan(mode), nl);
+  });
+  m.def("_init_xavier_uniform_", [](Tensor t, double gain) { init::xavier_uniform_(t, gain); });
+  m.def("_init_xavier_normal_", [](Tensor t, double gain) { init::xavier_normal_(t, gain); });
 }
 
 }  // namespace ember::py

@@ -156,7 +156,6 @@ void init_tensor(pb::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t.device().is_cuda(); })
-      .def_property_readonly("is_floating_point_", [](const Tensor& t) { return is_floating(t.dtype()); })
       .def("is_floating_point", [](const Tensor& t) { return is_floating(t.dtype()); })
       .def_property("requires_grad", &Tensor::requires_grad, [](Tensor& t, bool r) {
             EMBER_CHECK_VALUE(r || is_leaf(t), "requires_grad: can only be cleared on a leaf tensor; use detach()");

@@ -99,9 +99,8 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
       .def("expand_as", [](const Tensor& t, const Tensor& o) { return diff_expand(t, o.shape()); })
       .def("contiguous", &diff_contiguous)
       .def("clone", [](const Tensor& t) {
-            Tensor out = t.clone();
-            if (!t.requires_grad()) return out;
-            return ember::add(t, 0.0);
+            // A differentiable copy when grad is needed (the gradient passes through unchanged).
+            return t.requires_grad() && GradMode::is_enabled() ? ember::add(t, 0.0) : t.clone();
           })
       .def("to", &to_method)
       .def("cpu", [](const Tensor& t) { return diff_to(t, kCPU, t.dtype()); })

@@ -238,3 +238,15 @@ def test_ready_made_model():
     assert isinstance(m, nn.Module) and len(list(m.parameters())) > 0
     out = m(ember.randn(2, 1, 8, 8))
     assert out.shape == (2, 10)
+
+
+def test_init_functions_bounds_and_gains():
+    w = nn.Parameter(ember.empty(64, 32))
+    nn.init.kaiming_uniform_(w, a=0, nonlinearity="relu")
+    bound = (2.0 ** 0.5) * (3.0 / 32) ** 0.5
+    assert w.abs().max().item() <= bound and w.abs().max().item() > 0.8 * bound
+    assert nn.init.calculate_gain("tanh") == pytest.approx(torch.nn.init.calculate_gain("tanh"))
+    nn.init.zeros_(w)
+    assert w.abs().sum().item() == 0 and w.requires_grad and w.grad_fn is None
+    nn.init.xavier_normal_(w)
+    assert abs(w.std().item() - (2.0 / 96) ** 0.5) < 0.02

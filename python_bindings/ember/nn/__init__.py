@@ -5,4 +5,4 @@ from .layers import (  # noqa: F401
     Dropout, ReLU, LeakyReLU, Sigmoid, Tanh, GELU, SiLU, ELU, Softplus, Identity,
     CrossEntropyLoss, NLLLoss, MSELoss, model,
 )
-from . import functional  # noqa: F401
+from . import functional, init  # noqa: F401
