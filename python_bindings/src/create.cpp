@@ -79,7 +79,12 @@ struct NestedParser {
     if (pb::isinstance<pb::bool_>(obj)) {
       push(obj.cast<bool>() ? 1 : 0, 0);
     } else if (pb::isinstance<pb::int_>(obj)) {
-      push(obj.cast<int64_t>(), 1);
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+      if (overflow != 0)
+        throw pb::value_error("ember.tensor: integer " + pb::str(obj).cast<std::string>() +
+                              " does not fit in int64");
+      push(static_cast<int64_t>(v), 1);
     } else if (pb::isinstance<pb::float_>(obj)) {
       push_float(obj.cast<double>());
     } else if (pb::isinstance<Tensor>(obj) && obj.cast<Tensor>().numel() == 1) {

@@ -184,3 +184,45 @@ def test_dropout_statistics_and_mask_gradient():
 def test_functions_are_the_same_in_both_namespaces():
     for name in ["conv2d", "max_pool2d", "relu", "cross_entropy", "softmax", "linear", "dropout"]:
         assert getattr(ember, name) is getattr(F, name)
+
+
+NONCONTIG = [
+    ("add", lambda a, b: a + b, lambda a, b: a + b),
+    ("mul", lambda a, b: a * b, lambda a, b: a * b),
+    ("matmul", lambda a, b: a @ b, lambda a, b: a @ b),
+    ("maximum", ember.maximum, torch.maximum),
+    ("where", lambda a, b: ember.where(a > b, a, b), lambda a, b: torch.where(a > b, a, b)),
+]
+
+
+@pytest.mark.parametrize("name,efn,tfn", NONCONTIG, ids=[s[0] for s in NONCONTIG])
+def test_non_contiguous_inputs(name, efn, tfn, dtype, rng):
+    """Transposed and strided views as inputs, forward and gradients."""
+    a = rng.standard_normal((5, 5)).astype(NP_DTYPE[dtype])
+    b = rng.standard_normal((10, 5)).astype(NP_DTYPE[dtype])
+    ea, eb = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ev, tv = (ea.t(), eb[::2].t()), (ta.t(), tb[::2].t())
+    if name == "matmul":
+        ev, tv = (ea, eb[::2].t()), (ta, tb[::2].t())
+    assert not ev[1].is_contiguous()
+    e_out, t_out = efn(*ev), tfn(*tv)
+    close(e_out, t_out, dtype, name)
+    e_out.sum().backward()
+    t_out.sum().backward()
+    close(ea.grad, ta.grad, dtype, name + " grad a")
+    close(eb.grad, tb.grad, dtype, name + " grad b")
+
+
+def test_conv2d_non_contiguous_input(dtype, rng):
+    x = rng.standard_normal((2, 7, 7, 3)).astype(NP_DTYPE[dtype])  # NHWC, viewed as NCHW
+    w = rng.standard_normal((4, 3, 3, 3)).astype(NP_DTYPE[dtype])
+    ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    eo = F.conv2d(ex.permute(0, 3, 1, 2), ew, padding=1)
+    to = TF.conv2d(tx.permute(0, 3, 1, 2), tw, padding=1)
+    close(eo, to, dtype, "conv2d")
+    eo.sum().backward()
+    to.sum().backward()
+    close(ex.grad, tx.grad, dtype, "conv2d grad x")
+    close(ew.grad, tw.grad, dtype, "conv2d grad w")

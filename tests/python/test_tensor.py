@@ -196,3 +196,8 @@ def test_inplace_ops():
     with ember.no_grad():
         p -= 0.5
     assert p.tolist() == [0.5, 0.5]
+
+
+def test_integer_overflow_is_a_value_error():
+    with pytest.raises(ValueError, match="int64"):
+        ember.tensor([1, 2**70])
