@@ -100,6 +100,12 @@ SPECS = [
     ("adaptive_avg_pool2d_1", lambda x: F.adaptive_avg_pool2d(x, 1), lambda x: TF.adaptive_avg_pool2d(x, 1), [normal((2, 3, 4, 4))]),
     ("batch_norm_train", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
      lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True), [normal((4, 3, 5, 3)), normal((3,)), normal((3,))]),
+    ("batch_norm_eval", lambda x, w, b: F.batch_norm(x, ember.full((3,), 0.2, dtype=x.dtype), ember.full((3,), 1.5, dtype=x.dtype), w, b),
+     lambda x, w, b: TF.batch_norm(x, torch.full((3,), 0.2, dtype=x.dtype), torch.full((3,), 1.5, dtype=x.dtype), w, b),
+     [normal((2, 3, 4, 5)), normal((3,)), normal((3,))]),
+    ("rsqrt", ember.rsqrt, torch.rsqrt, [positive((4, 3))]),
+    ("sub_fn", ember.sub, torch.sub, [normal((3, 1)), normal((1, 4))]),
+    ("neg_fn", ember.neg, torch.neg, [normal((6,))]),
     ("mse_loss", F.mse_loss, TF.mse_loss, [normal((3, 5)), normal((3, 5))]),
     ("mse_loss_sum", lambda a, b: F.mse_loss(a, b, reduction="sum"), lambda a, b: TF.mse_loss(a, b, reduction="sum"), [normal((7,)), normal((7,))]),
 ]
