@@ -1,9 +1,11 @@
-"""Trains a small convolutional network on the bundled 8x8 digits with Ember's Python API, the
-way one would with PyTorch, and prints the test accuracy after each epoch.
+"""Trains a convolutional network on the bundled 8x8 digits with Ember's Python API, the way
+one would with PyTorch, and prints the test accuracy after each epoch. The model is a Python
+Module built from Ember's layers, or (--model lenet/mlp) one of the C++ ready-made models that
+`ember train` uses.
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/python/train_digits.py [epochs]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/train_digits.py [--epochs N] [--model M]
 """
-import sys
+import argparse
 
 import ember
 import ember.nn as nn
@@ -32,12 +34,17 @@ def accuracy(model, x, y):
 
 
 def main():
-    epochs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--model", default="python", choices=["python", "lenet", "mlp"])
+    parser.add_argument("--out", default="digits_py.safetensors", help="where to save the weights")
+    args = parser.parse_args()
+    epochs = args.epochs
     ember.manual_seed(0)
     x_train, y_train = ember.datasets.load_digits("train")
     x_test, y_test = ember.datasets.load_digits("test")
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True, seed=0)
-    model = DigitsNet()
+    model = DigitsNet() if args.model == "python" else nn.model(args.model)
     opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     sched = ember.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
     for epoch in range(1, epochs + 1):
@@ -51,7 +58,8 @@ def main():
             batches += 1
         sched.step()
         print(f"epoch {epoch:2d}  loss {total / batches:.4f}  test accuracy {accuracy(model, x_test, y_test):.1f}%")
-    ember.save(model.state_dict(), "digits_py.safetensors")
+    ember.save(model.state_dict(), args.out)
+    print(f"saved {args.out}")
 
 
 if __name__ == "__main__":

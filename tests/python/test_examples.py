@@ -20,10 +20,16 @@ def run(name, *args, cwd=None):
 
 
 def test_train_digits(tmp_path):
-    out = run("train_digits.py", "8", cwd=tmp_path)
+    out = run("train_digits.py", "--epochs", "8", cwd=tmp_path)
     acc = float(re.findall(r"test accuracy ([\d.]+)%", out)[-1])
     assert acc >= 95.0, out
-    assert (tmp_path / "digits_py.safetensors").exists()
+    assert len(ember.load(tmp_path / "digits_py.safetensors")) > 0
+
+
+def test_train_digits_with_the_cpp_model(tmp_path):
+    out = run("train_digits.py", "--epochs", "6", "--model", "lenet", cwd=tmp_path)
+    acc = float(re.findall(r"test accuracy ([\d.]+)%", out)[-1])
+    assert acc >= 90.0, out
 
 
 def test_inspect_algos():
