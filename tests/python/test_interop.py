@@ -149,3 +149,30 @@ def test_dlpack_foreign_devices_and_bad_objects():
 def test_as_tensor_shares_numpy_memory():
     a = np.ones(3, np.float32)
     assert ember.as_tensor(a).data_ptr() == a.ctypes.data
+
+
+def test_shared_memory_is_released_with_the_last_tensor():
+    import gc
+    import sys
+
+    a = np.ones(4)
+    base = sys.getrefcount(a)
+    t = ember.from_numpy(a)
+    v = t[1:]
+    assert sys.getrefcount(a) > base
+    del t
+    gc.collect()
+    assert sys.getrefcount(a) > base  # the view still holds the memory
+    del v
+    gc.collect()
+    assert sys.getrefcount(a) == base
+    e = ember.from_dlpack(a)  # NumPy's DLPack deleter drops its reference under the GIL
+    assert sys.getrefcount(a) > base
+    del e
+    gc.collect()
+    assert sys.getrefcount(a) == base
+    t = ember.ones(3)
+    arr = t.numpy()
+    tref = sys.getrefcount(t)
+    del arr
+    assert sys.getrefcount(t) == tref - 1
