@@ -35,8 +35,9 @@ std::vector<Tensor> tensor_list(const pb::object& o) {
 
 // Wraps `out` (computed by a Python forward under no_grad) in a node whose backward calls
 // `backward(grad_out, saved)` and expects one gradient (or None) per input.
-Tensor record_function(const std::string& name, const Tensor& out, const std::vector<Tensor>& inputs,
-                       const std::vector<Tensor>& saved, const pb::object& backward) {
+Tensor record_function(const std::string& name, const Tensor& out,
+                       const std::vector<Tensor>& inputs, const std::vector<Tensor>& saved,
+                       const pb::object& backward) {
   if (!any_requires_grad(inputs)) return out;
   auto fn = std::make_shared<GilHeld>(backward);
   std::vector<Shape> shapes;
@@ -67,8 +68,8 @@ Tensor record_function(const std::string& name, const Tensor& out, const std::ve
                       continue;
                     }
                     Tensor gi = items[i].cast<Tensor>();
-                    EMBER_CHECK_SHAPE(gi.shape() == shapes[i], name, ".backward: gradient ", i, " has shape ",
-                                      gi.shape(), ", expected ", shapes[i]);
+                    EMBER_CHECK_SHAPE(gi.shape() == shapes[i], name, ".backward: gradient ", i,
+                                      " has shape ", gi.shape(), ", expected ", shapes[i]);
                     grads.push_back(gi.to(dtypes[i]));
                   }
                   return grads;
@@ -91,40 +92,47 @@ void init_autograd(pb::module_& m) {
     for (size_t i = 0; i < ts.size(); ++i)
       backward(ts[i], i < gs.size() ? gs[i] : Tensor(), retain_graph || i + 1 < ts.size());
   });
-  m.def("_grad", [](const pb::object& outputs, const pb::object& inputs, const pb::object& grad_outputs,
-                    bool retain_graph, bool allow_unused) {
-    std::vector<Tensor> outs = tensor_list(outputs), ins = tensor_list(inputs), gouts;
-    if (!grad_outputs.is_none()) {
-      for (auto g : (pb::isinstance<Tensor>(grad_outputs) ? pb::list(pb::make_tuple(grad_outputs)) : pb::list(grad_outputs)))
-        gouts.push_back(g.is_none() ? Tensor() : g.cast<Tensor>());
-    }
-    std::vector<Tensor> r;
-    {
-      pb::gil_scoped_release release;
-      r = grad(outs, ins, gouts, retain_graph, allow_unused);
-    }
-    pb::list l;
-    for (const Tensor& t : r) l.append(t.defined() ? pb::cast(t) : pb::none());
-    return pb::tuple(l);
-  }, arg("outputs"), arg("inputs"), arg("grad_outputs") = pb::none(), arg("retain_graph") = false,
-     arg("allow_unused") = false);
-  m.def("_gradcheck", [](const pb::function& fn, const std::vector<Tensor>& inputs, double eps, double atol,
-                         double rtol) {
+  m.def(
+      "_grad",
+      [](const pb::object& outputs, const pb::object& inputs, const pb::object& grad_outputs,
+         bool retain_graph, bool allow_unused) {
+        std::vector<Tensor> outs = tensor_list(outputs), ins = tensor_list(inputs), gouts;
+        if (!grad_outputs.is_none()) {
+          for (auto g :
+               (pb::isinstance<Tensor>(grad_outputs) ? pb::list(pb::make_tuple(grad_outputs))
+                                                     : pb::list(grad_outputs)))
+            gouts.push_back(g.is_none() ? Tensor() : g.cast<Tensor>());
+        }
+        std::vector<Tensor> r;
+        {
+          pb::gil_scoped_release release;
+          r = grad(outs, ins, gouts, retain_graph, allow_unused);
+        }
+        pb::list l;
+        for (const Tensor& t : r) l.append(t.defined() ? pb::cast(t) : pb::none());
+        return pb::tuple(l);
+      },
+      arg("outputs"), arg("inputs"), arg("grad_outputs") = pb::none(), arg("retain_graph") = false,
+      arg("allow_unused") = false);
+  m.def("_gradcheck", [](const pb::function& fn, const std::vector<Tensor>& inputs, double eps,
+                         double atol, double rtol) {
     GradcheckOptions o;
     o.eps = eps;
     o.atol = atol;
     o.rtol = rtol;
     std::string why;
-    bool ok = gradcheck([&fn](const std::vector<Tensor>& xs) {
-      pb::tuple args(xs.size());
-      for (size_t i = 0; i < xs.size(); ++i) args[i] = pb::cast(xs[i]);
-      pb::object r = fn(*args);
-      return r.cast<Tensor>();
-    }, inputs, o, &why);
+    bool ok = gradcheck(
+        [&fn](const std::vector<Tensor>& xs) {
+          pb::tuple args(xs.size());
+          for (size_t i = 0; i < xs.size(); ++i) args[i] = pb::cast(xs[i]);
+          pb::object r = fn(*args);
+          return r.cast<Tensor>();
+        },
+        inputs, o, &why);
     return pb::make_tuple(ok, why);
   });
-  m.def("_record_function", &record_function, arg("name"), arg("output"), arg("inputs"), arg("saved"),
-        arg("backward"));
+  m.def("_record_function", &record_function, arg("name"), arg("output"), arg("inputs"),
+        arg("saved"), arg("backward"));
 }
 
 }  // namespace ember::py

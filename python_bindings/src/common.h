@@ -17,9 +17,11 @@ namespace pb = pybind11;
 
 // dtype arguments: an ember.dtype object or a name ("float32", "f32", ...); None gives `dflt`.
 DType dtype_arg(const pb::handle& obj, DType dflt);
-// Device arguments: an ember.device object or a string ("cpu", "cuda:0", "emu:0"); None gives `dflt`.
+// Device arguments: an ember.device object or a string ("cpu", "cuda:0", "emu:0"); None gives
+// `dflt`.
 Device device_arg(const pb::handle& obj, Device dflt = kCPU);
-// An int or a sequence of ints as a shape (factories accept both `zeros(2, 3)` and `zeros((2, 3))`).
+// An int or a sequence of ints as a shape (factories accept both `zeros(2, 3)` and `zeros((2,
+// 3))`).
 Shape shape_arg(const pb::args& args);
 Shape shape_of(const pb::handle& obj);
 // An int or an (int, int) pair.
@@ -47,7 +49,8 @@ Tensor diff_to(const Tensor& x, Device device, DType dtype);
 Tensor diff_contiguous(const Tensor& x);
 Tensor diff_expand(const Tensor& x, const Shape& shape);
 Tensor diff_amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max);
-Tensor diff_var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim);
+Tensor diff_var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
+                bool keepdim);
 Tensor diff_where(const Tensor& c, const Tensor& a, const Tensor& b);
 Tensor diff_pow(const Tensor& a, const Tensor& b);
 Tensor diff_cat(const std::vector<Tensor>& xs, int64_t dim);

@@ -62,7 +62,8 @@ struct NestedParser {
   bool any_leaf = false;
 
   void walk(const pb::handle& obj, size_t depth) {
-    if (pb::isinstance<pb::list>(obj) || pb::isinstance<pb::tuple>(obj) || is_tensor_like_seq(obj)) {
+    if (pb::isinstance<pb::list>(obj) || pb::isinstance<pb::tuple>(obj) ||
+        is_tensor_like_seq(obj)) {
       auto seq = pb::reinterpret_borrow<pb::sequence>(obj);
       auto n = static_cast<int64_t>(pb::len(seq));
       if (depth == shape.size()) {
@@ -89,8 +90,10 @@ struct NestedParser {
       push_float(obj.cast<double>());
     } else if (pb::isinstance<Tensor>(obj) && obj.cast<Tensor>().numel() == 1) {
       const Tensor& t = obj.cast<const Tensor&>();
-      if (is_floating(t.dtype())) push_float(t.item());
-      else push(static_cast<int64_t>(t.item()), t.dtype() == kBool ? 0 : 1);
+      if (is_floating(t.dtype()))
+        push_float(t.item());
+      else
+        push(static_cast<int64_t>(t.item()), t.dtype() == kBool ? 0 : 1);
     } else if (pb::hasattr(obj, "dtype") && pb::hasattr(obj, "item") && pb::hasattr(obj, "ndim") &&
                obj.attr("ndim").cast<int>() == 0) {  // NumPy scalars
       walk(obj.attr("item")(), depth);
@@ -116,7 +119,8 @@ struct NestedParser {
   }
   [[noreturn]] void ragged(size_t depth) const {
     throw pb::value_error("ember.tensor: ragged nested sequence (sub-sequences at depth " +
-                          std::to_string(depth) + " differ in length); every row must have the same shape");
+                          std::to_string(depth) +
+                          " differ in length); every row must have the same shape");
   }
 };
 
@@ -170,7 +174,8 @@ Tensor as_tensor_like(const pb::handle& value, const Tensor& like) {
 void init_create(pb::module_& m) {
   m.def(
       "tensor",
-      [](const pb::object& data, const pb::object& dtype, const pb::object& device, bool requires_grad) {
+      [](const pb::object& data, const pb::object& dtype, const pb::object& device,
+         bool requires_grad) {
         Tensor t = tensor_from_py(data, dtype, device_arg(device));
         if (requires_grad) requires_grad_(t, true);
         return t;
@@ -178,10 +183,13 @@ void init_create(pb::module_& m) {
       pb::arg("data"), pb::kw_only(), pb::arg("dtype") = pb::none(), pb::arg("device") = pb::none(),
       pb::arg("requires_grad") = false,
       "A new tensor holding a copy of `data` (nested lists, a scalar, a NumPy array or a tensor).");
-  m.def("_full", [](const pb::object& shape, double value, const pb::object& dtype, const pb::object& device) {
-    return full(shape_of(shape), value, TensorOptions(dtype_arg(dtype, kFloat32), device_arg(device)));
+  m.def("_full", [](const pb::object& shape, double value, const pb::object& dtype,
+                    const pb::object& device) {
+    return full(shape_of(shape), value,
+                TensorOptions(dtype_arg(dtype, kFloat32), device_arg(device)));
   });
-  m.def("_full_int", [](const pb::object& shape, int64_t value, const pb::object& dtype, const pb::object& device) {
+  m.def("_full_int", [](const pb::object& shape, int64_t value, const pb::object& dtype,
+                        const pb::object& device) {
     Tensor t = empty(shape_of(shape), TensorOptions(dtype_arg(dtype, kInt64), kCPU));
     t.copy_(from_host(&value, {}, kInt64));
     return t.to(device_arg(device));
@@ -189,7 +197,8 @@ void init_create(pb::module_& m) {
   m.def("_empty", [](const pb::object& shape, const pb::object& dtype, const pb::object& device) {
     return empty(shape_of(shape), TensorOptions(dtype_arg(dtype, kFloat32), device_arg(device)));
   });
-  m.def("_arange", [](double start, double end, double step, const pb::object& dtype, const pb::object& device) {
+  m.def("_arange", [](double start, double end, double step, const pb::object& dtype,
+                      const pb::object& device) {
     return arange(start, end, step, TensorOptions(dtype_arg(dtype, kFloat32), device_arg(device)));
   });
   m.def("_rand", [](const pb::object& shape, const pb::object& dtype, const pb::object& device) {
@@ -198,8 +207,14 @@ void init_create(pb::module_& m) {
   m.def("_randn", [](const pb::object& shape, const pb::object& dtype, const pb::object& device) {
     return randn(shape_of(shape), TensorOptions(dtype_arg(dtype, kFloat32), device_arg(device)));
   });
-  m.def("_uniform_", [](Tensor& t, double a, double b) { uniform_(t, a, b); return t; });
-  m.def("_normal_", [](Tensor& t, double mean, double std) { normal_(t, mean, std); return t; });
+  m.def("_uniform_", [](Tensor& t, double a, double b) {
+    uniform_(t, a, b);
+    return t;
+  });
+  m.def("_normal_", [](Tensor& t, double mean, double std) {
+    normal_(t, mean, std);
+    return t;
+  });
 }
 
 }  // namespace ember::py

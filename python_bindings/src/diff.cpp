@@ -6,17 +6,19 @@
 
 namespace ember::py {
 
-Tensor diff_view(const char* name, const Tensor& x, const std::function<Tensor(const Tensor&)>& view_fn) {
+Tensor diff_view(const char* name, const Tensor& x,
+                 const std::function<Tensor(const Tensor&)>& view_fn) {
   Tensor out = view_fn(x);
   if (!any_requires_grad({x})) return out;
   Shape shape = x.shape();
   TensorOptions opts(x.dtype(), x.device());
   // The gradient of a view: zeros of the base's shape with the same view of them filled in.
-  return record(name, out, {x}, {}, [view_fn, shape, opts](const Tensor& g, const std::vector<Tensor>&) {
-    Tensor z = zeros(shape, opts);
-    view_fn(z).copy_(g);
-    return std::vector<Tensor>{z};
-  });
+  return record(name, out, {x}, {},
+                [view_fn, shape, opts](const Tensor& g, const std::vector<Tensor>&) {
+                  Tensor z = zeros(shape, opts);
+                  view_fn(z).copy_(g);
+                  return std::vector<Tensor>{z};
+                });
 }
 
 Tensor diff_to(const Tensor& x, Device device, DType dtype) {
@@ -26,9 +28,10 @@ Tensor diff_to(const Tensor& x, Device device, DType dtype) {
                     dtype_name(dtype), " (gradients need a floating dtype); detach() it first");
   Device d0 = x.device();
   DType t0 = x.dtype();
-  return record("ToCopyBackward", out, {x}, {}, [d0, t0](const Tensor& g, const std::vector<Tensor>&) {
-    return std::vector<Tensor>{g.to(d0, t0)};
-  });
+  return record("ToCopyBackward", out, {x}, {},
+                [d0, t0](const Tensor& g, const std::vector<Tensor>&) {
+                  return std::vector<Tensor>{g.to(d0, t0)};
+                });
 }
 
 Tensor diff_contiguous(const Tensor& x) {
@@ -77,7 +80,8 @@ Tensor diff_amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim
                 });
 }
 
-Tensor diff_var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+Tensor diff_var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
+                bool keepdim) {
   if (!any_requires_grad({x})) return ops::var(x, dims, correction, keepdim);
   int64_t n = 1;
   if (dims.empty()) {
@@ -127,12 +131,14 @@ Tensor diff_cat(const std::vector<Tensor>& xs, int64_t dim) {
   DType dt = first.dtype();
   int64_t total = 0;
   for (const Tensor& x : xs) {
-    EMBER_CHECK_SHAPE(x.dim() == first.dim(), "cat: tensors must have the same number of dims, got ",
-                      first.shape(), " and ", x.shape());
+    EMBER_CHECK_SHAPE(x.dim() == first.dim(),
+                      "cat: tensors must have the same number of dims, got ", first.shape(),
+                      " and ", x.shape());
     for (int64_t d = 0; d < x.dim(); ++d)
-      EMBER_CHECK_SHAPE(d == dim || x.size(d) == first.size(d), "cat: shapes ", first.shape(), " and ",
-                        x.shape(), " differ outside dim ", dim);
-    EMBER_CHECK_DEVICE(x.device() == first.device(), "cat: tensors on ", first.device(), " and ", x.device());
+      EMBER_CHECK_SHAPE(d == dim || x.size(d) == first.size(d), "cat: shapes ", first.shape(),
+                        " and ", x.shape(), " differ outside dim ", dim);
+    EMBER_CHECK_DEVICE(x.device() == first.device(), "cat: tensors on ", first.device(), " and ",
+                       x.device());
     total += x.size(dim);
     dt = promote_types(dt, x.dtype());
   }
@@ -148,15 +154,16 @@ Tensor diff_cat(const std::vector<Tensor>& xs, int64_t dim) {
     dtypes.push_back(x.dtype());
   }
   if (!any_requires_grad(xs)) return out;
-  return record("CatBackward", out, xs, {}, [dim, sizes, dtypes](const Tensor& g, const std::vector<Tensor>&) {
-    std::vector<Tensor> grads;
-    int64_t o = 0;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      grads.push_back(g.slice(dim, o, o + sizes[i]).to(dtypes[i]).contiguous());
-      o += sizes[i];
-    }
-    return grads;
-  });
+  return record("CatBackward", out, xs, {},
+                [dim, sizes, dtypes](const Tensor& g, const std::vector<Tensor>&) {
+                  std::vector<Tensor> grads;
+                  int64_t o = 0;
+                  for (size_t i = 0; i < sizes.size(); ++i) {
+                    grads.push_back(g.slice(dim, o, o + sizes[i]).to(dtypes[i]).contiguous());
+                    o += sizes[i];
+                  }
+                  return grads;
+                });
 }
 
 Tensor diff_stack(const std::vector<Tensor>& xs, int64_t dim) {
@@ -164,8 +171,9 @@ Tensor diff_stack(const std::vector<Tensor>& xs, int64_t dim) {
   dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
   std::vector<Tensor> u;
   for (const Tensor& x : xs) {
-    EMBER_CHECK_SHAPE(x.shape() == xs[0].shape(), "stack: every tensor must have the same shape, got ",
-                      xs[0].shape(), " and ", x.shape());
+    EMBER_CHECK_SHAPE(x.shape() == xs[0].shape(),
+                      "stack: every tensor must have the same shape, got ", xs[0].shape(), " and ",
+                      x.shape());
     Shape s = x.shape();
     s.insert(s.begin() + dim, 1);
     u.push_back(reshape(x, s));

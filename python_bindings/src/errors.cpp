@@ -20,7 +20,9 @@ pb::object make_error(pb::module_& m, const char* name, pb::handle bases, const 
   return cls;
 }
 
-void set(const pb::object& cls, const std::exception& e) { PyErr_SetString(cls.ptr(), e.what()); }
+void set(const pb::object& cls, const std::exception& e) {
+  PyErr_SetString(cls.ptr(), e.what());
+}
 
 }  // namespace
 
@@ -32,7 +34,8 @@ void init_errors(pb::module_& m) {
   auto with = [&](const char* builtin) { return pb::make_tuple(E.error, b.attr(builtin)); };
   E.shape = make_error(m, "ShapeError", with("ValueError"), "Shapes that do not fit together.");
   E.dtype = make_error(m, "DTypeError", with("TypeError"), "An unsupported or mismatched dtype.");
-  E.device = make_error(m, "DeviceError", pb::make_tuple(E.error), "An unusable or mismatched device.");
+  E.device =
+      make_error(m, "DeviceError", pb::make_tuple(E.error), "An unusable or mismatched device.");
   E.index = make_error(m, "IndexError", with("IndexError"), "An index or dim out of range.");
   E.value = make_error(m, "ValueError", with("ValueError"), "An invalid argument value.");
   E.oom = make_error(m, "OutOfMemoryError", with("MemoryError"),

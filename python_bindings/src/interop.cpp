@@ -17,7 +17,8 @@ std::shared_ptr<void> py_owner(pb::object obj) {
 }
 
 DType dtype_from_numpy(const pb::dtype& d) {
-  if (d.byteorder() == '>') throw pb::type_error("ember: NumPy arrays in big-endian byte order are not supported");
+  if (d.byteorder() == '>')
+    throw pb::type_error("ember: NumPy arrays in big-endian byte order are not supported");
   char kind = d.kind();
   size_t size = static_cast<size_t>(d.itemsize());
   if (kind == 'f' && size == 4) return kFloat32;
@@ -41,14 +42,22 @@ struct ExportCtx {
 
 DLDataType dl_dtype(DType t) {
   switch (t) {
-    case kFloat32: return {kDLFloat, 32, 1};
-    case kFloat64: return {kDLFloat, 64, 1};
-    case kFloat16: return {kDLFloat, 16, 1};
-    case kBFloat16: return {kDLBfloat, 16, 1};
-    case kInt32: return {kDLInt, 32, 1};
-    case kInt64: return {kDLInt, 64, 1};
-    case kUInt8: return {kDLUInt, 8, 1};
-    case kBool: return {kDLBool, 8, 1};
+    case kFloat32:
+      return {kDLFloat, 32, 1};
+    case kFloat64:
+      return {kDLFloat, 64, 1};
+    case kFloat16:
+      return {kDLFloat, 16, 1};
+    case kBFloat16:
+      return {kDLBfloat, 16, 1};
+    case kInt32:
+      return {kDLInt, 32, 1};
+    case kInt64:
+      return {kDLInt, 64, 1};
+    case kUInt8:
+      return {kDLUInt, 8, 1};
+    case kBool:
+      return {kDLBool, 8, 1};
   }
   throw DTypeError("dlpack: unknown dtype");
 }
@@ -64,8 +73,9 @@ DType dtype_from_dl(DLDataType d) {
     if (d.code == kDLUInt && d.bits == 8) return kUInt8;
     if (d.code == kDLBool && d.bits == 8) return kBool;
   }
-  throw pb::type_error("from_dlpack: unsupported DLPack dtype (code " + std::to_string(d.code) + ", bits " +
-                       std::to_string(d.bits) + ", lanes " + std::to_string(d.lanes) + ")");
+  throw pb::type_error("from_dlpack: unsupported DLPack dtype (code " + std::to_string(d.code) +
+                       ", bits " + std::to_string(d.bits) + ", lanes " + std::to_string(d.lanes) +
+                       ")");
 }
 
 void capsule_destructor(PyObject* capsule) {
@@ -81,11 +91,13 @@ void capsule_destructor(PyObject* capsule) {
 pb::object to_dlpack(const Tensor& t, const pb::object& stream) {
   (void)stream;  // CPU tensors need no stream ordering; Ember's GPU ops run on the default stream
   if (t.requires_grad())
-    throw pb::buffer_error("__dlpack__: cannot export a tensor that requires grad; use tensor.detach()");
+    throw pb::buffer_error(
+        "__dlpack__: cannot export a tensor that requires grad; use tensor.detach()");
   Device d = t.device();
   if (d.is_emu())
     throw DeviceError("__dlpack__: emu tensors have no DLPack device; move it with .cpu() first");
-  auto* ctx = new ExportCtx{t, std::vector<int64_t>(t.shape()), std::vector<int64_t>(t.strides()), {}};
+  auto* ctx =
+      new ExportCtx{t, std::vector<int64_t>(t.shape()), std::vector<int64_t>(t.strides()), {}};
   DLTensor& dl = ctx->managed.dl_tensor;
   dl.data = t.numel() ? t.data_ptr() : nullptr;
   dl.device = {d.is_cuda() ? kDLCUDA : kDLCPU, d.is_cuda() ? d.index : 0};
@@ -95,7 +107,9 @@ pb::object to_dlpack(const Tensor& t, const pb::object& stream) {
   dl.strides = ctx->strides.data();
   dl.byte_offset = 0;
   ctx->managed.manager_ctx = ctx;
-  ctx->managed.deleter = [](DLManagedTensor* self) { delete static_cast<ExportCtx*>(self->manager_ctx); };
+  ctx->managed.deleter = [](DLManagedTensor* self) {
+    delete static_cast<ExportCtx*>(self->manager_ctx);
+  };
   PyObject* cap = PyCapsule_New(&ctx->managed, "dltensor", capsule_destructor);
   if (!cap) {
     delete ctx;
@@ -108,8 +122,9 @@ Tensor from_dlpack(const pb::object& obj) {
   pb::object capsule = obj;
   if (!PyCapsule_CheckExact(obj.ptr())) {
     if (!pb::hasattr(obj, "__dlpack__"))
-      throw pb::type_error("from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got " +
-                           pb::str(obj.get_type().attr("__name__")).cast<std::string>());
+      throw pb::type_error(
+          "from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got " +
+          pb::str(obj.get_type().attr("__name__")).cast<std::string>());
     if (pb::hasattr(obj, "__dlpack_device__")) {
       auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
       if (dev.first != kDLCPU)
@@ -119,12 +134,15 @@ Tensor from_dlpack(const pb::object& obj) {
     }
     capsule = obj.attr("__dlpack__")();
   }
-  if (!PyCapsule_CheckExact(capsule.ptr())) throw pb::type_error("from_dlpack: __dlpack__ did not return a capsule");
+  if (!PyCapsule_CheckExact(capsule.ptr()))
+    throw pb::type_error("from_dlpack: __dlpack__ did not return a capsule");
   const char* name = PyCapsule_GetName(capsule.ptr());
   if (name && std::string(name) == "used_dltensor")
-    throw pb::value_error("from_dlpack: this DLPack capsule was already consumed (a capsule can be imported once)");
+    throw pb::value_error(
+        "from_dlpack: this DLPack capsule was already consumed (a capsule can be imported once)");
   if (!name || std::string(name) != "dltensor")
-    throw pb::value_error("from_dlpack: not a DLPack capsule (name '" + std::string(name ? name : "") + "')");
+    throw pb::value_error("from_dlpack: not a DLPack capsule (name '" +
+                          std::string(name ? name : "") + "')");
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (!m) throw pb::error_already_set();
   const DLTensor& dl = m->dl_tensor;
@@ -152,14 +170,22 @@ Tensor from_dlpack(const pb::object& obj) {
 
 pb::dtype numpy_dtype(DType t) {
   switch (t) {
-    case kFloat32: return pb::dtype("float32");
-    case kFloat64: return pb::dtype("float64");
-    case kFloat16: return pb::dtype("float16");
-    case kInt32: return pb::dtype("int32");
-    case kInt64: return pb::dtype("int64");
-    case kUInt8: return pb::dtype("uint8");
-    case kBool: return pb::dtype("bool");
-    case kBFloat16: break;
+    case kFloat32:
+      return pb::dtype("float32");
+    case kFloat64:
+      return pb::dtype("float64");
+    case kFloat16:
+      return pb::dtype("float16");
+    case kInt32:
+      return pb::dtype("int32");
+    case kInt64:
+      return pb::dtype("int64");
+    case kUInt8:
+      return pb::dtype("uint8");
+    case kBool:
+      return pb::dtype("bool");
+    case kBFloat16:
+      break;
   }
   throw pb::type_error("numpy(): NumPy has no bfloat16 dtype; convert with .float() first");
 }
@@ -171,8 +197,12 @@ Tensor from_numpy(const pb::array& a) {
   for (pb::ssize_t i = 0; i < a.ndim(); ++i) {
     shape.push_back(a.shape(i));
     int64_t s = a.strides(i);
-    if (s < 0) throw pb::value_error("from_numpy: arrays with negative strides are not supported; use a.copy()");
-    if (s % isz != 0) throw pb::value_error("from_numpy: strides that are not a multiple of the item size are not supported");
+    if (s < 0)
+      throw pb::value_error(
+          "from_numpy: arrays with negative strides are not supported; use a.copy()");
+    if (s % isz != 0)
+      throw pb::value_error(
+          "from_numpy: strides that are not a multiple of the item size are not supported");
     strides.push_back(s / isz);
   }
   void* data = const_cast<void*>(a.data());
@@ -181,29 +211,36 @@ Tensor from_numpy(const pb::array& a) {
 
 pb::array to_numpy(const Tensor& t, const pb::handle& base) {
   if (!t.device().is_cpu())
-    throw pb::type_error("numpy(): the tensor is on " + t.device().str() + "; copy it with .cpu() first");
+    throw pb::type_error("numpy(): the tensor is on " + t.device().str() +
+                         "; copy it with .cpu() first");
   if (t.requires_grad())
-    throw pb::value_error("numpy(): cannot view a tensor that requires grad; use tensor.detach().numpy()");
+    throw pb::value_error(
+        "numpy(): cannot view a tensor that requires grad; use tensor.detach().numpy()");
   std::vector<pb::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   for (int64_t s : t.strides()) strides.push_back(s * static_cast<int64_t>(t.element_size()));
   return pb::array(numpy_dtype(t.dtype()), shape, strides, t.data_ptr(), base);
 }
 
 void init_interop(pb::module_& m, pb::class_<Tensor>& cls) {
-  cls.def("numpy", [](const pb::object& self) { return to_numpy(self.cast<const Tensor&>(), self); },
-          "A NumPy array sharing this CPU tensor's memory (no copy).");
+  cls.def(
+      "numpy", [](const pb::object& self) { return to_numpy(self.cast<const Tensor&>(), self); },
+      "A NumPy array sharing this CPU tensor's memory (no copy).");
   cls.def("__dlpack__", &to_dlpack, pb::arg("stream") = pb::none());
   cls.def("__dlpack_device__", [](const Tensor& t) {
     Device d = t.device();
     if (d.is_emu()) throw DeviceError("__dlpack_device__: emu tensors have no DLPack device");
-    return pb::make_tuple(static_cast<int>(d.is_cuda() ? kDLCUDA : kDLCPU), d.is_cuda() ? d.index : 0);
+    return pb::make_tuple(static_cast<int>(d.is_cuda() ? kDLCUDA : kDLCPU),
+                          d.is_cuda() ? d.index : 0);
   });
-  m.def("from_numpy", [](const pb::object& a) {
-    if (!pb::isinstance<pb::array>(a))
-      throw pb::type_error("from_numpy: expected a numpy.ndarray, got " +
-                           pb::str(a.get_type().attr("__name__")).cast<std::string>());
-    return from_numpy(a.cast<pb::array>());
-  }, pb::arg("ndarray"), "A tensor sharing the array's memory (no copy).");
+  m.def(
+      "from_numpy",
+      [](const pb::object& a) {
+        if (!pb::isinstance<pb::array>(a))
+          throw pb::type_error("from_numpy: expected a numpy.ndarray, got " +
+                               pb::str(a.get_type().attr("__name__")).cast<std::string>());
+        return from_numpy(a.cast<pb::array>());
+      },
+      pb::arg("ndarray"), "A tensor sharing the array's memory (no copy).");
   m.def("from_dlpack", &from_dlpack, pb::arg("ext_tensor"),
         "A tensor sharing the memory of an object with __dlpack__ (or of a DLPack capsule).");
   m.def("_to_dlpack", &to_dlpack, pb::arg("tensor"), pb::arg("stream") = pb::none());

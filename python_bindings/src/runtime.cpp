@@ -22,8 +22,9 @@ Device device_arg(const pb::handle& obj, Device dflt) {
   if (obj.is_none()) return dflt;
   if (pb::isinstance<Device>(obj)) return obj.cast<Device>();
   if (pb::isinstance<pb::str>(obj)) return Device::parse(obj.cast<std::string>());
-  throw pb::type_error("expected an ember.device or a device string ('cpu', 'cuda:0', 'emu:0'), got " +
-                       pb::repr(obj).cast<std::string>());
+  throw pb::type_error(
+      "expected an ember.device or a device string ('cpu', 'cuda:0', 'emu:0'), got " +
+      pb::repr(obj).cast<std::string>());
 }
 
 namespace {
@@ -64,9 +65,10 @@ void init_runtime(pb::module_& m) {
       .def_property_readonly("name", [](DType t) { return std::string(dtype_name(t)); })
       .def("__repr__", [](DType t) { return std::string("ember.") + dtype_name(t); })
       .def("__str__", [](DType t) { return std::string("ember.") + dtype_name(t); })
-      .def("__eq__", [](DType a, const pb::object& b) {
-        return pb::isinstance<DType>(b) && b.cast<DType>() == a;
-      })
+      .def("__eq__",
+           [](DType a, const pb::object& b) {
+             return pb::isinstance<DType>(b) && b.cast<DType>() == a;
+           })
       .def("__hash__", [](DType t) { return static_cast<int>(t); })
       .def(pb::pickle([](DType t) { return std::string(dtype_name(t)); },
                       [](const std::string& s) { return parse_dtype(s); }));
@@ -79,24 +81,29 @@ void init_runtime(pb::module_& m) {
       .def(pb::init([](const std::string& type, int index) {
         return Device::parse(type + ":" + std::to_string(index));
       }))
-      .def_property_readonly("type", [](const Device& d) { return std::string(device_type_name(d.type)); })
-      .def_property_readonly("index", [](const Device& d) -> pb::object {
-        if (d.is_cpu()) return pb::none();
-        return pb::int_(d.index);
-      })
+      .def_property_readonly("type",
+                             [](const Device& d) { return std::string(device_type_name(d.type)); })
+      .def_property_readonly("index",
+                             [](const Device& d) -> pb::object {
+                               if (d.is_cpu()) return pb::none();
+                               return pb::int_(d.index);
+                             })
       .def("__str__", &Device::str)
-      .def("__repr__", [](const Device& d) {
-        std::string r = std::string("device(type='") + device_type_name(d.type) + "'";
-        if (!d.is_cpu()) r += ", index=" + std::to_string(d.index);
-        return r + ")";
-      })
-      .def("__eq__", [](const Device& a, const pb::object& b) {
-        if (pb::isinstance<pb::str>(b)) return a == Device::parse(b.cast<std::string>());
-        return pb::isinstance<Device>(b) && a == b.cast<Device>();
-      })
+      .def("__repr__",
+           [](const Device& d) {
+             std::string r = std::string("device(type='") + device_type_name(d.type) + "'";
+             if (!d.is_cpu()) r += ", index=" + std::to_string(d.index);
+             return r + ")";
+           })
+      .def("__eq__",
+           [](const Device& a, const pb::object& b) {
+             if (pb::isinstance<pb::str>(b)) return a == Device::parse(b.cast<std::string>());
+             return pb::isinstance<Device>(b) && a == b.cast<Device>();
+           })
       .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); });
 
-  m.def("manual_seed", [](uint64_t seed) { manual_seed(seed); }, pb::arg("seed"));
+  m.def(
+      "manual_seed", [](uint64_t seed) { manual_seed(seed); }, pb::arg("seed"));
   m.def("initial_seed", [] { return default_generator().seed(); });
 
   m.def("_env_report_text", [] { return env_report_text(collect_env_report()); });
@@ -109,16 +116,19 @@ void init_runtime(pb::module_& m) {
     auto& b = gpu::backend(Device::parse(type).type);
     return b.availability().usable ? b.device_count() : 0;
   });
-  m.def("_built_with_cuda", [] {
-    return collect_env_report().built_with_cuda;
-  });
+  m.def("_built_with_cuda", [] { return collect_env_report().built_with_cuda; });
 
-  m.def("memory_stats", [](const pb::object& dev) { return stats_dict(allocator_for(device_arg(dev)).stats()); },
-        pb::arg("device") = "cpu", "Allocator statistics of a device (bytes and counts).");
-  m.def("reset_peak_memory_stats", [](const pb::object& dev) { allocator_for(device_arg(dev)).reset_peak(); },
-        pb::arg("device") = "cpu");
-  m.def("empty_cache", [](const pb::object& dev) { allocator_for(device_arg(dev)).empty_cache(); },
-        pb::arg("device") = "cpu");
+  m.def(
+      "memory_stats",
+      [](const pb::object& dev) { return stats_dict(allocator_for(device_arg(dev)).stats()); },
+      pb::arg("device") = "cpu", "Allocator statistics of a device (bytes and counts).");
+  m.def(
+      "reset_peak_memory_stats",
+      [](const pb::object& dev) { allocator_for(device_arg(dev)).reset_peak(); },
+      pb::arg("device") = "cpu");
+  m.def(
+      "empty_cache", [](const pb::object& dev) { allocator_for(device_arg(dev)).empty_cache(); },
+      pb::arg("device") = "cpu");
 
   m.def("_conv_set_algo", &ops::set_conv_algo);
   m.def("_conv_forced_algo", &ops::forced_conv_algo);
@@ -129,12 +139,14 @@ void init_runtime(pb::module_& m) {
   // The ranking of every algorithm for one convolution, as PyTorch's shapes describe it.
   m.def(
       "_explain_conv_algos",
-      [](const std::vector<int64_t>& input, const std::vector<int64_t>& weight, const pb::object& stride,
-         const pb::object& padding, const pb::object& dilation, int64_t groups, const std::string& direction,
-         const pb::object& dtype, const pb::object& device) {
+      [](const std::vector<int64_t>& input, const std::vector<int64_t>& weight,
+         const pb::object& stride, const pb::object& padding, const pb::object& dilation,
+         int64_t groups, const std::string& direction, const pb::object& dtype,
+         const pb::object& device) {
         EMBER_CHECK_SHAPE(input.size() == 4 && weight.size() == 4,
                           "explain_conv_algos: expected 4-D input and weight shapes");
-        auto s = pair_arg(stride, "stride"), p = pair_arg(padding, "padding"), d = pair_arg(dilation, "dilation");
+        auto s = pair_arg(stride, "stride"), p = pair_arg(padding, "padding"),
+             d = pair_arg(dilation, "dilation");
         Device dev = device_arg(device);
         ops::ConvKey k;
         std::memset(&k, 0, sizeof k);
@@ -143,15 +155,30 @@ void init_runtime(pb::module_& m) {
         k.dtype = dtype_arg(dtype, kFloat32);
         k.math = ops::ConvMathMode::fp32;
         k.layout = ops::ConvLayout::nchw;
-        if (direction == "forward") k.direction = ops::ConvDirection::forward;
-        else if (direction == "backward_data") k.direction = ops::ConvDirection::backward_data;
-        else if (direction == "backward_filter") k.direction = ops::ConvDirection::backward_filter;
-        else throw pb::value_error("direction must be 'forward', 'backward_data' or 'backward_filter'");
+        if (direction == "forward")
+          k.direction = ops::ConvDirection::forward;
+        else if (direction == "backward_data")
+          k.direction = ops::ConvDirection::backward_data;
+        else if (direction == "backward_filter")
+          k.direction = ops::ConvDirection::backward_filter;
+        else
+          throw pb::value_error(
+              "direction must be 'forward', 'backward_data' or 'backward_filter'");
         k.deterministic = ops::conv_deterministic() ? 1 : 0;
-        k.n = input[0]; k.c = input[1]; k.h = input[2]; k.w = input[3];
-        k.k = weight[0]; k.r = weight[2]; k.s = weight[3];
-        k.stride_h = s[0]; k.stride_w = s[1]; k.pad_h = p[0]; k.pad_w = p[1];
-        k.dil_h = d[0]; k.dil_w = d[1]; k.groups = groups;
+        k.n = input[0];
+        k.c = input[1];
+        k.h = input[2];
+        k.w = input[3];
+        k.k = weight[0];
+        k.r = weight[2];
+        k.s = weight[3];
+        k.stride_h = s[0];
+        k.stride_w = s[1];
+        k.pad_h = p[0];
+        k.pad_w = p[1];
+        k.dil_h = d[0];
+        k.dil_w = d[1];
+        k.groups = groups;
         ops::ConvSelection sel = ops::explain_conv_algos(k);
         pb::dict r;
         r["key"] = ops::conv_key_string(k);
@@ -163,9 +190,9 @@ void init_runtime(pb::module_& m) {
         r["candidates"] = cands;
         return r;
       },
-      pb::arg("input_shape"), pb::arg("weight_shape"), pb::arg("stride") = 1, pb::arg("padding") = 0,
-      pb::arg("dilation") = 1, pb::arg("groups") = 1, pb::arg("direction") = "forward",
-      pb::arg("dtype") = pb::none(), pb::arg("device") = "cpu");
+      pb::arg("input_shape"), pb::arg("weight_shape"), pb::arg("stride") = 1,
+      pb::arg("padding") = 0, pb::arg("dilation") = 1, pb::arg("groups") = 1,
+      pb::arg("direction") = "forward", pb::arg("dtype") = pb::none(), pb::arg("device") = "cpu");
 }
 
 }  // namespace ember::py
