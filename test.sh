@@ -7,7 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 jobs="$(nproc)"
-scripts/setup.sh build
+# The main build includes the Python package (its pytest suite runs in ctest against PyTorch);
+# Debian's interpreter, which has NumPy, pytest and PyTorch.
+EMBER_CMAKE_ARGS="-DEMBER_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3 ${EMBER_CMAKE_ARGS:-}" \
+  scripts/setup.sh build
 ctest --test-dir build --output-on-failure -j "$jobs" "$@"
 
 if [ "${EMBER_TEST_SANITIZERS:-1}" != "0" ]; then

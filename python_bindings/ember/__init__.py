@@ -1,0 +1,41 @@
+"""Ember: a small deep-learning runtime (C++/CUDA) with a PyTorch-like Python API.
+
+    import ember
+    x = ember.randn(4, 3, requires_grad=True)
+    y = (x @ x.T).relu().sum()
+    y.backward()
+    print(x.grad)
+"""
+from . import _C
+from ._C import (  # noqa: F401
+    Tensor, dtype, device,
+    float32, float64, float16, bfloat16, int32, int64, uint8,
+    Error, ShapeError, DTypeError, DeviceError, IndexError, ValueError, OutOfMemoryError,
+    FormatError, IOError, CudaError, CudnnError, CublasError,
+    tensor, from_numpy, from_dlpack, manual_seed, initial_seed, promote_types,
+    memory_stats, reset_peak_memory_stats, empty_cache,
+    add, sub, mul, div, pow, neg, exp, log, sqrt, rsqrt, abs, clamp, maximum, minimum, where,
+    eq, ne, lt, le, gt, ge, matmul, mm, bmm, transpose, permute, reshape, flatten, cat, stack,
+    detach, broadcast_shapes,
+    conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, relu, leaky_relu, sigmoid,
+    tanh, gelu, silu, elu, softplus, dropout, linear, softmax, log_softmax, cross_entropy,
+    nll_loss, mse_loss, save, is_grad_enabled, set_grad_enabled,
+)
+from . import _tensor  # noqa: F401  (Python-side Tensor methods)
+from ._factories import (  # noqa: F401
+    zeros, ones, empty, full, arange, rand, randn, zeros_like, ones_like, full_like, empty_like,
+    rand_like, randn_like, as_tensor,
+)
+from ._reductions import sum, mean, max, min, amax, amin, argmax, argmin, std, var  # noqa: F401
+from .autograd import no_grad, enable_grad  # noqa: F401
+from .serialization import load  # noqa: F401
+from ._runtime import doctor  # noqa: F401
+from . import autograd, nn, optim, cuda, backends, utils, datasets  # noqa: F401
+
+bool = _C.bool  # noqa: A001  (ember.bool, as torch.bool)
+Size = tuple
+__version__ = "0.1.0"
+
+# `from ember import *` must not shadow the built-in exceptions and types.
+__all__ = [n for n in dir() if not n.startswith("_") and n not in
+           ("IndexError", "ValueError", "IOError", "bool", "sum", "max", "min", "abs", "pow")]

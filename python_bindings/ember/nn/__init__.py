@@ -1,0 +1,8 @@
+"""Modules (Python-subclassable, PyTorch-style) and the C++ layers wrapped as modules."""
+from .modules import Module, Parameter, Sequential, ModuleList  # noqa: F401
+from .layers import (  # noqa: F401
+    CppModule, Linear, Conv2d, BatchNorm2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Flatten,
+    Dropout, ReLU, LeakyReLU, Sigmoid, Tanh, GELU, SiLU, ELU, Softplus, Identity,
+    CrossEntropyLoss, NLLLoss, MSELoss, model,
+)
+from . import functional, init  # noqa: F401

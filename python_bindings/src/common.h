@@ -1,0 +1,72 @@
+// Shared helpers of the Python bindings: conversions between Python objects and Ember values,
+// and the init functions each binding file provides to the module.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "ember.h"
+
+namespace ember::py {
+
+namespace pb = pybind11;
+
+// dtype arguments: an ember.dtype object or a name ("float32", "f32", ...); None gives `dflt`.
+DType dtype_arg(const pb::handle& obj, DType dflt);
+// Device arguments: an ember.device object or a string ("cpu", "cuda:0", "emu:0"); None gives
+// `dflt`.
+Device device_arg(const pb::handle& obj, Device dflt = kCPU);
+// An int or a sequence of ints as a shape (factories accept both `zeros(2, 3)` and `zeros((2,
+// 3))`).
+Shape shape_arg(const pb::args& args);
+Shape shape_of(const pb::handle& obj);
+// An int or an (int, int) pair.
+std::array<int64_t, 2> pair_arg(const pb::handle& obj, const char* what);
+// None, an int or a sequence of ints, as dims (empty = all).
+std::vector<int64_t> dims_arg(const pb::handle& obj);
+Reduction reduction_arg(const std::string& s);
+
+// A tensor from a Python value: a Tensor as is; a Python scalar or nested list, a NumPy array or
+// an object with __array__ converted (copied). `like` picks the dtype of a bare Python scalar the
+// way PyTorch does (it keeps a floating tensor's dtype).
+Tensor tensor_from_py(const pb::handle& data, const pb::handle& dtype, Device device);
+Tensor as_tensor_like(const pb::handle& value, const Tensor& like);
+// A NumPy array sharing memory with `a` (no copy). TypeError for unsupported dtypes.
+Tensor from_numpy(const pb::array& a);
+// A NumPy array viewing a CPU tensor (no copy); `base` keeps the tensor alive.
+pb::array to_numpy(const Tensor& t, const pb::handle& base);
+// A NumPy dtype for an Ember dtype (TypeError for bfloat16).
+pb::dtype numpy_dtype(DType t);
+
+// Differentiable helpers that the autograd API does not provide (views, casts, indexing, ...).
+Tensor diff_view(const char* name, const Tensor& x,
+                 const std::function<Tensor(const Tensor&)>& view_fn);
+Tensor diff_to(const Tensor& x, Device device, DType dtype);
+Tensor diff_contiguous(const Tensor& x);
+Tensor diff_expand(const Tensor& x, const Shape& shape);
+Tensor diff_amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max);
+Tensor diff_var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
+                bool keepdim);
+Tensor diff_where(const Tensor& c, const Tensor& a, const Tensor& b);
+Tensor diff_pow(const Tensor& a, const Tensor& b);
+Tensor diff_cat(const std::vector<Tensor>& xs, int64_t dim);
+Tensor diff_stack(const std::vector<Tensor>& xs, int64_t dim);
+// Applies a Python index (int, slice, None, Ellipsis or a tuple of them) as views.
+Tensor index_view(const Tensor& x, const pb::handle& index);
+
+void init_errors(pb::module_& m);
+void init_tensor(pb::module_& m);
+void init_tensor_methods(pb::class_<Tensor>& cls);
+void init_create(pb::module_& m);
+void init_interop(pb::module_& m, pb::class_<Tensor>& cls);
+void init_ops(pb::module_& m);
+void init_nn_ops(pb::module_& m);
+void init_autograd(pb::module_& m);
+void init_nn(pb::module_& m);
+void init_runtime(pb::module_& m);
+
+}  // namespace ember::py

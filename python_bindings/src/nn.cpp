@@ -1,0 +1,196 @@
+// The C++ layers, models, optimisers, safetensors files and data sets. The Python classes in
+// ember/nn and ember/optim wrap these objects; the tensors they hand out are the same handles
+// the C++ objects use, so updates on either side are seen by both.
+#include "common.h"
+
+namespace ember::py {
+namespace {
+
+pb::list named_list(const NamedTensors& nt) {
+  pb::list l;
+  for (const auto& [k, v] : nt) l.append(pb::make_tuple(k, v));
+  return l;
+}
+
+NamedTensors named_from(const pb::handle& obj) {
+  NamedTensors nt;
+  pb::object items = pb::isinstance<pb::dict>(obj) || pb::hasattr(obj, "items")
+                         ? obj.attr("items")()
+                         : pb::reinterpret_borrow<pb::object>(obj);
+  for (auto kv : items) {
+    auto t = kv.cast<pb::tuple>();
+    nt.emplace_back(t[0].cast<std::string>(), detach(t[1].cast<Tensor>()));
+  }
+  return nt;
+}
+
+Split split_arg(const std::string& s) {
+  if (s == "train") return Split::train;
+  if (s == "test") return Split::test;
+  throw pb::value_error("split must be 'train' or 'test', got '" + s + "'");
+}
+
+pb::tuple dataset_tuple(const TensorDataset& d) {
+  return pb::make_tuple(d.inputs(), d.labels());
+}
+
+}  // namespace
+
+void init_nn(pb::module_& m) {
+  using nn::Module;
+  using pb::arg;
+  auto none = pb::none();
+  pb::class_<Module, std::shared_ptr<Module>>(m, "_Module")
+      .def(
+          "forward", [](Module& mod, const Tensor& x) { return mod.forward(x); },
+          pb::call_guard<pb::gil_scoped_release>())
+      .def(
+          "named_parameters",
+          [](const Module& mod, bool r) { return named_list(mod.named_parameters(r)); },
+          arg("recurse") = true)
+      .def(
+          "named_buffers",
+          [](const Module& mod, bool r) { return named_list(mod.named_buffers(r)); },
+          arg("recurse") = true)
+      .def("named_children", &Module::named_children)
+      .def("train", &Module::train, arg("mode") = true)
+      .def_property_readonly("training", &Module::is_training)
+      .def("name", &Module::name)
+      .def("extra_repr", &Module::extra_repr)
+      .def("repr", [](const Module& mod) { return mod.repr(); });
+
+  m.def("_Linear", [](int64_t in, int64_t out, bool bias) -> std::shared_ptr<Module> {
+    return std::make_shared<nn::Linear>(in, out, bias);
+  });
+  m.def("_Conv2d",
+        [](int64_t in, int64_t out, int64_t k, const pb::object& stride, const pb::object& padding,
+           const pb::object& dilation, int64_t groups, bool bias) -> std::shared_ptr<Module> {
+          auto s = pair_arg(stride, "Conv2d stride"), p = pair_arg(padding, "Conv2d padding");
+          auto d = pair_arg(dilation, "Conv2d dilation");
+          Conv2dOptions o;
+          o.stride(s[0], s[1]).padding(p[0], p[1]).dilation(d[0], d[1]).groups(groups);
+          return std::make_shared<nn::Conv2d>(in, out, k, o, bias);
+        });
+  m.def("_BatchNorm2d",
+        [](int64_t n, double eps, double momentum, bool affine,
+           bool track) -> std::shared_ptr<Module> {
+          return std::make_shared<nn::BatchNorm2d>(n, eps, momentum, affine, track);
+        });
+  m.def("_MaxPool2d",
+        [](int64_t k, int64_t s, int64_t p, int64_t d, bool ceil) -> std::shared_ptr<Module> {
+          return std::make_shared<nn::MaxPool2d>(k, s, p, d, ceil);
+        });
+  m.def("_AvgPool2d",
+        [](int64_t k, int64_t s, int64_t p, bool ceil, bool cip) -> std::shared_ptr<Module> {
+          return std::make_shared<nn::AvgPool2d>(k, s, p, ceil, cip);
+        });
+  m.def("_AdaptiveAvgPool2d", [](const pb::object& size) -> std::shared_ptr<Module> {
+    return std::make_shared<nn::AdaptiveAvgPool2d>(pair_arg(size, "AdaptiveAvgPool2d output_size"));
+  });
+  m.def("_Flatten", [](int64_t s, int64_t e) -> std::shared_ptr<Module> {
+    return std::make_shared<nn::Flatten>(s, e);
+  });
+  m.def("_Dropout",
+        [](double p) -> std::shared_ptr<Module> { return std::make_shared<nn::Dropout>(p); });
+  m.def("_ReLU", [] { return std::shared_ptr<Module>(nn::ReLU()); });
+  m.def("_LeakyReLU", [](double s) { return std::shared_ptr<Module>(nn::LeakyReLU(s)); });
+  m.def("_Sigmoid", [] { return std::shared_ptr<Module>(nn::Sigmoid()); });
+  m.def("_Tanh", [] { return std::shared_ptr<Module>(nn::Tanh()); });
+  m.def("_GELU", [](const std::string& a) {
+    if (a != "none" && a != "tanh")
+      throw pb::value_error("GELU approximate must be 'none' or 'tanh'");
+    return std::shared_ptr<Module>(
+        nn::GELU(a == "tanh" ? GeluApproximate::Tanh : GeluApproximate::None));
+  });
+  m.def("_SiLU", [] { return std::shared_ptr<Module>(nn::SiLU()); });
+  m.def("_ELU", [](double a) { return std::shared_ptr<Module>(nn::ELU(a)); });
+  m.def("_Softplus",
+        [](double b, double t) { return std::shared_ptr<Module>(nn::Softplus(b, t)); });
+  m.def(
+      "_make_model",
+      [](const std::string& name, int64_t in_channels, int64_t image_size, int64_t num_classes) {
+        nn::ModelSpec spec;
+        spec.in_channels = in_channels;
+        spec.image_size = image_size;
+        spec.num_classes = num_classes;
+        return nn::make_model(name, spec);
+      },
+      arg("name"), arg("in_channels") = 1, arg("image_size") = 8, arg("num_classes") = 10);
+
+  using nn::Optimizer;
+  pb::class_<Optimizer, std::shared_ptr<Optimizer>>(m, "_Optimizer")
+      .def("step", &Optimizer::step, pb::call_guard<pb::gil_scoped_release>())
+      .def("zero_grad", &Optimizer::zero_grad)
+      .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
+      .def("params", &Optimizer::params)
+      .def("name", &Optimizer::name)
+      .def("state_dict", [](const Optimizer& o) { return named_list(o.state_dict()); })
+      .def("load_state_dict",
+           [](Optimizer& o, const pb::object& sd) { o.load_state_dict(named_from(sd)); });
+  m.def("_SGD", [](std::vector<Tensor> params, double lr, double momentum, double dampening,
+                   double wd, bool nesterov) {
+    nn::SGDOptions o;
+    o.lr = lr;
+    o.momentum = momentum;
+    o.dampening = dampening;
+    o.weight_decay = wd;
+    o.nesterov = nesterov;
+    return std::shared_ptr<Optimizer>(std::make_shared<nn::SGD>(std::move(params), o));
+  });
+  m.def("_Adam", [](std::vector<Tensor> params, double lr, double b1, double b2, double eps,
+                    double wd, bool decoupled) {
+    nn::AdamOptions o{lr, b1, b2, eps, wd};
+    return std::shared_ptr<Optimizer>(std::make_shared<nn::Adam>(std::move(params), o, decoupled));
+  });
+
+  m.def(
+      "save",
+      [](const pb::object& sd, const std::string& path, const pb::object& metadata) {
+        Metadata md;
+        if (!metadata.is_none()) md = metadata.cast<Metadata>();
+        save_safetensors(path, named_from(sd), md);
+      },
+      arg("state_dict"), arg("path"), arg("metadata") = none,
+      "Writes named tensors to a safetensors file.");
+  m.def("_load", [](const std::string& path) {
+    SafetensorsFile f = load_safetensors(path);
+    return pb::make_tuple(named_list(f.tensors), f.metadata);
+  });
+
+  m.def("_load_digits", [](const std::string& split, const pb::object& dir) {
+    std::string d = dir.is_none() ? default_data_dir() : dir.cast<std::string>();
+    return dataset_tuple(load_digits(d, split_arg(split)));
+  });
+  m.def("_load_mnist", [](const std::string& dir, const std::string& split) {
+    return dataset_tuple(load_mnist(dir, split_arg(split)));
+  });
+  m.def("_load_cifar10", [](const std::string& dir, const std::string& split) {
+    return dataset_tuple(load_cifar10(dir, split_arg(split)));
+  });
+  m.def("_shuffled_indices", &shuffled_indices, arg("n"), arg("seed"), arg("epoch"));
+
+  // Initialisers (in place, PyTorch's fan and gain conventions), for ember.nn.init.
+  namespace init = nn::init;
+  auto fan = [](const std::string& mode) {
+    if (mode == "fan_in") return init::FanMode::FanIn;
+    if (mode == "fan_out") return init::FanMode::FanOut;
+    throw pb::value_error("mode must be 'fan_in' or 'fan_out', got '" + mode + "'");
+  };
+  m.def("_init_calculate_gain",
+        [](const std::string& n, double p) { return init::calculate_gain(n, p); });
+  m.def("_init_uniform_", [](Tensor t, double a, double b) { init::uniform_(t, a, b); });
+  m.def("_init_normal_", [](Tensor t, double mean, double std) { init::normal_(t, mean, std); });
+  m.def("_init_constant_", [](Tensor t, double v) { init::constant_(t, v); });
+  m.def("_init_kaiming_uniform_",
+        [fan](Tensor t, double a, const std::string& mode, const std::string& nl) {
+          init::kaiming_uniform_(t, a, fan(mode), nl);
+        });
+  m.def("_init_kaiming_normal_",
+        [fan](Tensor t, double a, const std::string& mode, const std::string& nl) {
+          init::kaiming_normal_(t, a, fan(mode), nl);
+        });
+  m.def("_init_xavier_uniform_", [](Tensor t, double gain) { init::xavier_uniform_(t, gain); });
+  m.def("_init_xavier_normal_", [](Tensor t, double gain) { init::xavier_normal_(t, gain); });
+}
+
+}  // namespace ember::py

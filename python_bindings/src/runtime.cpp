@@ -1,0 +1,198 @@
+// dtypes, devices and the runtime: RNG seed, environment report, CUDA availability, conv
+// algorithm policy, memory statistics.
+#include <cstring>
+#include <sstream>
+
+#include "common.h"
+#include "ops/conv_algo.h"
+#include "runtime/env.h"
+#include "runtime/gpu.h"
+
+namespace ember::py {
+
+DType dtype_arg(const pb::handle& obj, DType dflt) {
+  if (obj.is_none()) return dflt;
+  if (pb::isinstance<DType>(obj)) return obj.cast<DType>();
+  if (pb::isinstance<pb::str>(obj)) return parse_dtype(obj.cast<std::string>());
+  throw pb::type_error("expected an ember dtype (e.g. ember.float32) or a dtype name, got " +
+                       pb::repr(obj).cast<std::string>());
+}
+
+Device device_arg(const pb::handle& obj, Device dflt) {
+  if (obj.is_none()) return dflt;
+  if (pb::isinstance<Device>(obj)) return obj.cast<Device>();
+  if (pb::isinstance<pb::str>(obj)) return Device::parse(obj.cast<std::string>());
+  throw pb::type_error(
+      "expected an ember.device or a device string ('cpu', 'cuda:0', 'emu:0'), got " +
+      pb::repr(obj).cast<std::string>());
+}
+
+namespace {
+
+pb::dict stats_dict(const MemoryStats& s) {
+  pb::dict d;
+  d["allocated_bytes"] = s.allocated;
+  d["reserved_bytes"] = s.reserved;
+  d["peak_allocated_bytes"] = s.peak_allocated;
+  d["num_allocs"] = s.num_allocs;
+  d["num_cache_hits"] = s.num_cache_hits;
+  d["num_device_allocs"] = s.num_device_allocs;
+  return d;
+}
+
+pb::dict candidate_dict(const ops::ConvCandidate& c) {
+  pb::dict d;
+  d["name"] = c.name;
+  d["backend"] = ops::conv_backend_name(c.backend);
+  d["deterministic"] = c.deterministic;
+  d["supported"] = c.supported;
+  d["chosen"] = c.chosen;
+  d["rank"] = c.rank;
+  d["workspace_bytes"] = c.workspace_bytes;
+  d["cost"] = c.cost;
+  d["reason"] = c.reason;
+  return d;
+}
+
+}  // namespace
+
+void init_runtime(pb::module_& m) {
+  pb::class_<DType>(m, "dtype")
+      .def(pb::init([](const std::string& name) { return parse_dtype(name); }))
+      .def_property_readonly("is_floating_point", [](DType t) { return is_floating(t); })
+      .def_property_readonly("is_signed", [](DType t) { return is_signed(t); })
+      .def_property_readonly("itemsize", [](DType t) { return itemsize(t); })
+      .def_property_readonly("name", [](DType t) { return std::string(dtype_name(t)); })
+      .def("__repr__", [](DType t) { return std::string("ember.") + dtype_name(t); })
+      .def("__str__", [](DType t) { return std::string("ember.") + dtype_name(t); })
+      .def("__eq__",
+           [](DType a, const pb::object& b) {
+             return pb::isinstance<DType>(b) && b.cast<DType>() == a;
+           })
+      .def("__hash__", [](DType t) { return static_cast<int>(t); })
+      .def(pb::pickle([](DType t) { return std::string(dtype_name(t)); },
+                      [](const std::string& s) { return parse_dtype(s); }));
+  for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool})
+    m.attr(dtype_name(t)) = t;
+  m.def("promote_types", [](DType a, DType b) { return promote_types(a, b); });
+
+  pb::class_<Device>(m, "device")
+      .def(pb::init([](const std::string& s) { return Device::parse(s); }))
+      .def(pb::init([](const std::string& type, int index) {
+        return Device::parse(type + ":" + std::to_string(index));
+      }))
+      .def_property_readonly("type",
+                             [](const Device& d) { return std::string(device_type_name(d.type)); })
+      .def_property_readonly("index",
+                             [](const Device& d) -> pb::object {
+                               if (d.is_cpu()) return pb::none();
+                               return pb::int_(d.index);
+                             })
+      .def("__str__", &Device::str)
+      .def("__repr__",
+           [](const Device& d) {
+             std::string r = std::string("device(type='") + device_type_name(d.type) + "'";
+             if (!d.is_cpu()) r += ", index=" + std::to_string(d.index);
+             return r + ")";
+           })
+      .def("__eq__",
+           [](const Device& a, const pb::object& b) {
+             if (pb::isinstance<pb::str>(b)) return a == Device::parse(b.cast<std::string>());
+             return pb::isinstance<Device>(b) && a == b.cast<Device>();
+           })
+      .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); });
+
+  m.def(
+      "manual_seed", [](uint64_t seed) { manual_seed(seed); }, pb::arg("seed"));
+  m.def("initial_seed", [] { return default_generator().seed(); });
+
+  m.def("_env_report_text", [] { return env_report_text(collect_env_report()); });
+  m.def("_env_report_json", [] { return env_report_json(collect_env_report()); });
+  m.def("_gpu_available", [](const std::string& type) {
+    gpu::Availability a = gpu::backend(Device::parse(type).type).availability();
+    return pb::make_tuple(a.usable, a.reason);
+  });
+  m.def("_gpu_device_count", [](const std::string& type) {
+    auto& b = gpu::backend(Device::parse(type).type);
+    return b.availability().usable ? b.device_count() : 0;
+  });
+  m.def("_built_with_cuda", [] { return collect_env_report().built_with_cuda; });
+
+  m.def(
+      "memory_stats",
+      [](const pb::object& dev) { return stats_dict(allocator_for(device_arg(dev)).stats()); },
+      pb::arg("device") = "cpu", "Allocator statistics of a device (bytes and counts).");
+  m.def(
+      "reset_peak_memory_stats",
+      [](const pb::object& dev) { allocator_for(device_arg(dev)).reset_peak(); },
+      pb::arg("device") = "cpu");
+  m.def(
+      "empty_cache", [](const pb::object& dev) { allocator_for(device_arg(dev)).empty_cache(); },
+      pb::arg("device") = "cpu");
+
+  m.def("_conv_set_algo", &ops::set_conv_algo);
+  m.def("_conv_forced_algo", &ops::forced_conv_algo);
+  m.def("_conv_set_deterministic", &ops::set_conv_deterministic);
+  m.def("_conv_deterministic", &ops::conv_deterministic);
+  m.def("_conv_algo_names", &ops::conv_algo_names);
+  m.def("_conv_clear_cache", &ops::clear_conv_algo_cache);
+  // The ranking of every algorithm for one convolution, as PyTorch's shapes describe it.
+  m.def(
+      "_explain_conv_algos",
+      [](const std::vector<int64_t>& input, const std::vector<int64_t>& weight,
+         const pb::object& stride, const pb::object& padding, const pb::object& dilation,
+         int64_t groups, const std::string& direction, const pb::object& dtype,
+         const pb::object& device) {
+        EMBER_CHECK_SHAPE(input.size() == 4 && weight.size() == 4,
+                          "explain_conv_algos: expected 4-D input and weight shapes");
+        auto s = pair_arg(stride, "stride"), p = pair_arg(padding, "padding"),
+             d = pair_arg(dilation, "dilation");
+        Device dev = device_arg(device);
+        ops::ConvKey k;
+        std::memset(&k, 0, sizeof k);
+        k.device_type = dev.type;
+        k.device_index = static_cast<int16_t>(dev.index);
+        k.dtype = dtype_arg(dtype, kFloat32);
+        k.math = ops::ConvMathMode::fp32;
+        k.layout = ops::ConvLayout::nchw;
+        if (direction == "forward")
+          k.direction = ops::ConvDirection::forward;
+        else if (direction == "backward_data")
+          k.direction = ops::ConvDirection::backward_data;
+        else if (direction == "backward_filter")
+          k.direction = ops::ConvDirection::backward_filter;
+        else
+          throw pb::value_error(
+              "direction must be 'forward', 'backward_data' or 'backward_filter'");
+        k.deterministic = ops::conv_deterministic() ? 1 : 0;
+        k.n = input[0];
+        k.c = input[1];
+        k.h = input[2];
+        k.w = input[3];
+        k.k = weight[0];
+        k.r = weight[2];
+        k.s = weight[3];
+        k.stride_h = s[0];
+        k.stride_w = s[1];
+        k.pad_h = p[0];
+        k.pad_w = p[1];
+        k.dil_h = d[0];
+        k.dil_w = d[1];
+        k.groups = groups;
+        ops::ConvSelection sel = ops::explain_conv_algos(k);
+        pb::dict r;
+        r["key"] = ops::conv_key_string(k);
+        r["policy"] = ops::conv_policy_name(sel.policy);
+        r["chosen"] = sel.chosen;
+        r["reason"] = sel.reason;
+        pb::list cands;
+        for (const auto& c : sel.candidates) cands.append(candidate_dict(c));
+        r["candidates"] = cands;
+        return r;
+      },
+      pb::arg("input_shape"), pb::arg("weight_shape"), pb::arg("stride") = 1,
+      pb::arg("padding") = 0, pb::arg("dilation") = 1, pb::arg("groups") = 1,
+      pb::arg("direction") = "forward", pb::arg("dtype") = pb::none(), pb::arg("device") = "cpu");
+}
+
+}  // namespace ember::py

@@ -1,0 +1,65 @@
+"""Runtime: doctor, CUDA availability, devices, conv algorithm policy, memory statistics."""
+import pytest
+
+import ember
+
+
+def test_doctor_returns_the_report():
+    r = ember.doctor()
+    assert isinstance(r, str) and "CUDA usable: " in r
+    d = ember.doctor(as_dict=True)
+    assert d["verdict"].startswith("CUDA usable") and d["cpu"]["threads"] >= 1
+
+
+def test_cuda_availability_is_explained():
+    if ember.cuda.is_available():
+        assert ember.cuda.why_unavailable() == "" and ember.cuda.device_count() >= 1
+    else:
+        assert ember.cuda.why_unavailable() != "" and ember.cuda.device_count() == 0
+        with pytest.raises(ember.DeviceError):
+            ember.zeros(1, device="cuda")
+
+
+def test_emu_device_round_trip():
+    x = ember.arange(6, dtype=ember.float32).reshape(2, 3)
+    e = x.to("emu:0")
+    assert e.device == ember.device("emu:0") and str(e.device) == "emu:0"
+    assert e.cpu().tolist() == x.tolist()
+    stats = ember.memory_stats("emu:0")
+    assert stats["allocated_bytes"] > 0 and stats["num_allocs"] >= 1
+    with pytest.raises(ember.DeviceError):
+        e.__dlpack__()
+    with pytest.raises(TypeError):
+        e.numpy()
+
+
+def test_memory_stats_cpu():
+    s = ember.memory_stats("cpu")
+    assert set(s) >= {"allocated_bytes", "reserved_bytes", "peak_allocated_bytes", "num_allocs"}
+    before = ember.memory_stats()["num_allocs"]
+    ember.zeros(1000)
+    assert ember.memory_stats()["num_allocs"] > before
+
+
+def test_conv_algorithm_policy():
+    conv = ember.backends.conv
+    names = conv.algo_names()
+    assert "im2col_gemm" in names and "direct" in names
+    r = conv.explain((2, 3, 8, 8), (4, 3, 3, 3), padding=1)
+    assert r["chosen"] in names and r["candidates"]
+    x, w = ember.randn(2, 3, 8, 8), ember.randn(4, 3, 3, 3)
+    ref = ember.conv2d(x, w, padding=1)
+    try:
+        conv.set_algo("direct")
+        assert conv.forced_algo() == "direct"
+        assert conv.explain((2, 3, 8, 8), (4, 3, 3, 3), padding=1)["chosen"] == "direct"
+        out = ember.conv2d(x, w, padding=1)
+        assert (out - ref).abs().max().item() < 1e-4
+        with pytest.raises(ember.ValueError, match="im2col_gemm"):
+            conv.set_algo("no_such_algo")
+    finally:
+        conv.set_algo(None)
+    conv.set_deterministic(True)
+    assert conv.deterministic()
+    conv.set_deterministic(False)
+    assert conv.forced_algo() == ""
