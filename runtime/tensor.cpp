@@ -493,9 +493,10 @@ void set_device_copy(DeviceCopyFn fn) { g_device_copy = fn; }
 //  - same dtype, both contiguous: one facade memcpy (host<->device or device<->device);
 //  - both on one GPU device: the device's strided copy kernel (casts included), registered by
 //    ops/ through set_device_copy;
-//  - host -> device: the cast and the gather happen on the host into a contiguous buffer of the
-//    destination dtype, which is copied over and, if the destination is a strided view,
-//    scattered into it by the device kernel;
+//  - host -> device: the cast and the gather of the (unbroadcast) source happen on the host into
+//    a contiguous buffer of the destination dtype, which is copied over and, unless it already
+//    is the destination, broadcast and scattered into it by the device kernel (so a fill sends
+//    one element);
 //  - device -> host: a strided source is first made contiguous on the device; the contiguous
 //    bytes come over and the host casts and scatters them.
 // Only what the device kernels cannot do (f16/bf16, more than 8 unmergeable dims, copies between
@@ -517,12 +518,17 @@ Tensor& Tensor::copy_(const Tensor& src_in) {
   }
   if (copy_on_device(*this, src)) return *this;
   if (g_device_copy != nullptr && sd.is_cpu()) {
-    // Host -> device: cast and gather on the host, then one transfer (and a device scatter).
-    Tensor host = empty(shape(), {dtype(), kCPU});
-    host.copy_(src);
-    Tensor staged = is_contiguous() ? *this : empty(shape(), {dtype(), dd});
-    copy_bytes(staged.data_ptr(), dd, host.data_ptr(), kCPU, bytes);
-    if (staged.is_same(*this) || copy_on_device(*this, staged)) return *this;
+    // Host -> device: cast and gather the source, unbroadcast (a scalar fill sends one element),
+    // on the host; one transfer; then the device kernel broadcasts and scatters it.
+    const Tensor host = src_in.to(dtype()).contiguous();
+    const size_t host_bytes = static_cast<size_t>(host.numel()) * element_size();
+    if (host.shape() == shape() && is_contiguous()) {
+      copy_bytes(data_ptr(), dd, host.data_ptr(), kCPU, host_bytes);
+      return *this;
+    }
+    Tensor staged = empty(host.shape(), {dtype(), dd});
+    copy_bytes(staged.data_ptr(), dd, host.data_ptr(), kCPU, host_bytes);
+    if (copy_on_device(*this, staged.expand(shape()))) return *this;
   }
   if (g_device_copy != nullptr && dd.is_cpu()) {
     // Device -> host: make the source contiguous on the device, one transfer, host cast/scatter.
