@@ -13,8 +13,8 @@ Device check_same_device(const char* op, std::initializer_list<const Tensor*> te
 
 void check_compute_dtype(const char* op, DType t, Device device) {
   if (device.is_cpu()) return check_cpu_dtype(op, t);
-  EMBER_CHECK_DTYPE(t == kFloat32 || t == kFloat64, op, ": on ", device,
-                    " only float32 and float64 are implemented, got ", t,
+  EMBER_CHECK_DTYPE(t == kFloat32 || t == kFloat64 || t == kInt32 || t == kInt64, op, ": on ",
+                    device, " only float32, float64, int32 and int64 are implemented, got ", t,
                     " (convert with .to(kFloat32) or compute on the cpu)");
 }
 

@@ -17,7 +17,8 @@ Device check_same_device(const char* op, std::initializer_list<const Tensor*> te
 void check_cpu_operands(const char* op, std::initializer_list<const Tensor*> tensors);
 
 // requires: `t` is a compute dtype the op's kernels implement on `device`: on the cpu as
-//           check_cpu_dtype; on cuda/emu float32 or float64 (DTypeError naming op otherwise).
+//           check_cpu_dtype; on cuda/emu float32, float64, int32 or int64 (DTypeError naming
+//           op otherwise).
 void check_compute_dtype(const char* op, DType t, Device device);
 
 // requires: t is f32, f64, i32, i64, u8 or bool: the dtypes the CPU kernels implement.

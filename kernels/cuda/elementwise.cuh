@@ -1,20 +1,15 @@
 // Elementwise unary, binary and where kernels for the GPU backends, declared for both builds
 // (ember::kernels::cuda by nvcc, ember::kernels::emu by g++).
 //
-// requires: t is f32 or f64 (std::invalid_argument otherwise); every pointer on the backend's
-//           device; `out` contiguous over the iteration space (n elements, or the product of
+// requires: t is f32, f64, i32 or i64 (std::invalid_argument otherwise; integer t: no div, and
+//           of the unary ops only neg, abs and clamp); every pointer on the backend's device;
+//           `out` contiguous over the iteration space (n elements, or the product of
 //           index.sizes); inputs addressed through index.strides (0 along broadcast dims);
 //           comparisons write bool (one byte per element), every other op writes t.
 // ensures:  the same values as kernels/cpu/elementwise (NaN-propagating maximum/minimum; clamp
-//           as min(max(x, lo), hi) with NaN passing through), up to the device's rounding of
-//           exp/log/pow; throws CudaError if a launch fails.
-#pragma once
-
-#include <cstdint>
-
-#include "kernels/cuda/gpu_types.cuh"
-#include "runtime/gpu.h"
-
+//           as min(max(x, lo), hi) with NaN passing through and integer bounds rounded inwards;
+//           integer pow with a negative exponent 0 unless the base is 1 or -1), up to the
+//           device's rounding of exp/log/pow; throws CudaError if a launch fails.
 #define EMBER_ELEMENTWISE_KERNEL_DECLS                                                        \
   void binary_contiguous(gpu_types::BinaryOp op, gpu_types::Scalar t, int64_t n, void* out,   \
                          const void* a, const void* b, ::ember::gpu::Stream stream);          \

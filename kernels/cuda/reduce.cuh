@@ -7,13 +7,14 @@
 #include "kernels/cuda/gpu_types.cuh"
 #include "runtime/gpu.h"
 
-// requires: t is f32 or f64 (std::invalid_argument otherwise); `in` holds rows x n contiguous
-//           elements of t; `out` holds `rows` elements of t, or of int64 for argmax/argmin;
-//           amax/amin/argmax/argmin need n >= 1.
-// ensures:  out[r] = op over row r. Sums accumulate in double (as the CPU kernels do); var/std
-//           divide the sum of squared deviations from the mean by max(n - correction, 0);
-//           max/min propagate NaN; argmax/argmin give the index of the first extreme (a NaN
-//           counts as the extreme). Throws CudaError if the launch fails.
+// requires: `in` holds rows x n contiguous elements of t; mean/var/std: t is f32 or f64
+//           (std::invalid_argument otherwise); `out` holds `rows` elements of t, of int64 for
+//           argmax/argmin and for the sum of an integer or bool t; amax/amin/argmax/argmin need
+//           n >= 1.
+// ensures:  out[r] = op over row r. Sums accumulate in double (floating t, as the CPU kernels
+//           do) or int64; var/std divide the sum of squared deviations from the mean by
+//           max(n - correction, 0); max/min propagate NaN; argmax/argmin give the index of the
+//           first extreme (a NaN counts as the extreme). Throws CudaError if the launch fails.
 #define EMBER_REDUCE_KERNEL_DECLS                                                        \
   void reduce_rows(gpu_types::ReduceOp op, gpu_types::Scalar t, int64_t rows, int64_t n, \
                    int64_t correction, const void* in, void* out, ::ember::gpu::Stream stream);

@@ -12,7 +12,9 @@
 namespace ember::test {
 
 namespace {
-Device gpu0() { return Device(DeviceType::CUDA, 0); }
+Device gpu0() {
+  return Device(DeviceType::CUDA, 0);
+}
 }  // namespace
 
 TEST_CASE("cuda elementwise ops, copies and reductions match the cpu") {
