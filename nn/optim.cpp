@@ -5,6 +5,7 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "kernels/cpu/optim.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::nn {
 
@@ -93,9 +94,14 @@ Tensor checked_grad(const Tensor& p, size_t i, const char* opt) {
   if (!g.defined()) return g;
   EMBER_CHECK_SHAPE(g.shape() == p.shape(), opt, ": gradient of parameter ", i, " has shape ",
                     g.shape(), ", expected ", p.shape());
-  EMBER_CHECK_DEVICE(p.device().is_cpu(), opt, ": parameters on ", p.device(),
-                     " need the CUDA backend's fused update kernels (not built yet)");
+  EMBER_CHECK_DEVICE(g.device() == p.device(), opt, ": gradient of parameter ", i, " is on ",
+                     g.device(), " but the parameter is on ", p.device());
   return g.to(p.dtype()).contiguous();
+}
+
+// The GPU table's element type for a float32/float64 parameter.
+ops::gpu_types::Scalar gpu_float(const Tensor& p) {
+  return p.dtype() == kFloat32 ? ops::gpu_types::Scalar::f32 : ops::gpu_types::Scalar::f64;
 }
 }  // namespace
 
@@ -109,7 +115,13 @@ void SGD::step() {
                               opts_.nesterov, steps_[i] == 0};
     Tensor buf = opts_.momentum != 0.0 ? buffer(i, "momentum_buffer") : Tensor();
     EMBER_CHECK_VALUE(p.is_contiguous(), "SGD: parameter ", i, " is not contiguous");
-    if (p.dtype() == kFloat32)
+    if (p.device().is_gpu_like())
+      ops::gpu_kernels(p.device().type)
+          .sgd_step(gpu_float(p), p.data_ptr(), g.data_ptr(),
+                    buf.defined() ? buf.data_ptr() : nullptr, p.numel(),
+                    {s.lr, s.momentum, s.dampening, s.weight_decay, s.nesterov, s.first_step},
+                    nullptr);
+    else if (p.dtype() == kFloat32)
       kernels::cpu::sgd_step(p.data<float>(), g.data<float>(), buf.defined() ? buf.data<float>() : nullptr,
                              p.numel(), s);
     else
@@ -142,7 +154,13 @@ void Adam::step() {
     steps_[i]++;
     kernels::cpu::AdamParams s{lr_, opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
                                decoupled_, steps_[i]};
-    if (p.dtype() == kFloat32)
+    if (p.device().is_gpu_like())
+      ops::gpu_kernels(p.device().type)
+          .adam_step(gpu_float(p), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(),
+                     p.numel(),
+                     {s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, s.step},
+                     nullptr);
+    else if (p.dtype() == kFloat32)
       kernels::cpu::adam_step(p.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(),
                               p.numel(), s);
     else

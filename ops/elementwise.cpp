@@ -1,11 +1,12 @@
 // Elementwise ops: device and dtype checks, broadcasting, type promotion, output allocation,
-// then one call into kernels/cpu/elementwise.
+// then one call into kernels/cpu/elementwise or, on cuda/emu, the GPU kernel table.
 #include "ops/elementwise.h"
 
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
@@ -40,8 +41,37 @@ DType scalar_dtype(const Tensor& a, double v) {
   return kFloat32;
 }
 
+// The GPU kernels take the same op codes.
+static_assert(static_cast<int>(kc::BinaryOp::ge) == static_cast<int>(gpu_types::BinaryOp::ge) &&
+              static_cast<int>(kc::BinaryOp::pow) == static_cast<int>(gpu_types::BinaryOp::pow));
+static_assert(static_cast<int>(kc::UnaryOp::clamp) == static_cast<int>(gpu_types::UnaryOp::clamp));
+gpu_types::BinaryOp gpu_op(kc::BinaryOp op) { return static_cast<gpu_types::BinaryOp>(op); }
+gpu_types::UnaryOp gpu_op(kc::UnaryOp op) { return static_cast<gpu_types::UnaryOp>(op); }
+
+// Operands that cannot be addressed with kMaxDims merged dims are materialised first.
+Tensor dense(const Tensor& x, const Shape& shape) { return x.expand(shape).contiguous(); }
+
+void binary_gpu(kc::BinaryOp op, DType t, const Tensor& out, Tensor a, Tensor b) {
+  const GpuKernels& k = gpu_kernels(out.device().type);
+  const Shape& shape = out.shape();
+  const gpu_types::Scalar st = gpu_scalar(t, "binary op");
+  gpu_types::StridedIndex<2> index;
+  if (!(a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) &&
+      !make_strided_index<2>(shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
+                             index)) {
+    a = dense(a, shape);
+    b = dense(b, shape);
+  }
+  if (a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) {
+    k.binary_contiguous(gpu_op(op), st, out.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr(),
+                        nullptr);
+    return;
+  }
+  k.binary_strided(gpu_op(op), st, index, out.data_ptr(), a.data_ptr(), b.data_ptr(), nullptr);
+}
+
 Tensor binary(kc::BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b_in) {
-  check_cpu_operands(name, {&a_in, &b_in});
+  const Device dev = check_same_device(name, {&a_in, &b_in});
   check_cpu_dtype(name, a_in.dtype());
   check_cpu_dtype(name, b_in.dtype());
   DType t = promote_types(a_in.dtype(), b_in.dtype());
@@ -49,10 +79,15 @@ Tensor binary(kc::BinaryOp op, const char* name, const Tensor& a_in, const Tenso
   EMBER_CHECK_DTYPE(!(t == kBool && (op == kc::BinaryOp::sub || op == kc::BinaryOp::pow)), name,
                     ": not supported for two bool tensors (got ", a_in.dtype(), " and ",
                     b_in.dtype(), "); convert one to an integer or floating dtype");
+  check_compute_dtype(name, t, dev);
   const Shape shape = broadcast_shapes(a_in.shape(), b_in.shape(), name);
   const Tensor a = as_dtype(a_in, t), b = as_dtype(b_in, t);
-  Tensor out = empty(shape, {kc::is_comparison(op) ? kBool : t, kCPU});
+  Tensor out = empty(shape, {kc::is_comparison(op) ? kBool : t, dev});
   if (out.numel() == 0) return out;
+  if (dev.is_gpu_like()) {
+    binary_gpu(op, t, out, a, b);
+    return out;
+  }
   if (a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) {
     kc::binary_contiguous_cpu(op, t, out.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr());
     return out;
@@ -64,23 +99,36 @@ Tensor binary(kc::BinaryOp op, const char* name, const Tensor& a_in, const Tenso
 }
 
 Tensor binary_scalar(kc::BinaryOp op, const char* name, const Tensor& a, double v) {
-  check_cpu_operands(name, {&a});
   check_cpu_dtype(name, a.dtype());
-  return binary(op, name, a, full({}, v, {scalar_dtype(a, v), kCPU}));
+  return binary(op, name, a, full({}, v, {scalar_dtype(a, v), a.device()}));
 }
 
 // Floating-only unary ops turn integer and bool input into float32, as PyTorch does.
 Tensor unary(kc::UnaryOp op, const char* name, const Tensor& a_in, bool floating,
              kc::UnaryParams params = {}) {
-  check_cpu_operands(name, {&a_in});
+  const Device dev = a_in.device();
   check_cpu_dtype(name, a_in.dtype());
   EMBER_CHECK_DTYPE(floating || a_in.dtype() != kBool, name,
                     ": not supported for bool tensors (got ", a_in.dtype(), " of shape ",
                     a_in.shape(), "); expected a numeric dtype");
   const DType t = floating && !is_floating(a_in.dtype()) ? kFloat32 : a_in.dtype();
-  const Tensor a = as_dtype(a_in, t);
-  Tensor out = empty(a.shape(), {t, kCPU});
+  check_compute_dtype(name, t, dev);
+  Tensor a = as_dtype(a_in, t);
+  Tensor out = empty(a.shape(), {t, dev});
   if (out.numel() == 0) return out;
+  if (dev.is_gpu_like()) {
+    const GpuKernels& k = gpu_kernels(dev.type);
+    gpu_types::StridedIndex<1> index;
+    if (!a.is_contiguous() && !make_strided_index<1>(a.shape(), {a.strides()}, index))
+      a = a.contiguous();
+    if (a.is_contiguous())
+      k.unary_contiguous(gpu_op(op), gpu_scalar(t, name), params.lo, params.hi, out.numel(),
+                         out.data_ptr(), a.data_ptr(), nullptr);
+    else
+      k.unary_strided(gpu_op(op), gpu_scalar(t, name), params.lo, params.hi, index,
+                      out.data_ptr(), a.data_ptr(), nullptr);
+    return out;
+  }
   if (a.is_contiguous()) {
     kc::unary_contiguous_cpu(op, t, params, out.numel(), out.data_ptr(), a.data_ptr());
     return out;
@@ -129,17 +177,32 @@ Tensor gt(const Tensor& a, const Tensor& b) { return binary(kc::BinaryOp::gt, "g
 Tensor ge(const Tensor& a, const Tensor& b) { return binary(kc::BinaryOp::ge, "ge", a, b); }
 
 Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
-  check_cpu_operands("where", {&cond, &a_in, &b_in});
+  const Device dev = check_same_device("where", {&cond, &a_in, &b_in});
   EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected a bool condition, got ", cond.dtype(),
                     " (compare with a value, e.g. gt(x, zero), to make a bool tensor)");
   check_cpu_dtype("where", a_in.dtype());
   check_cpu_dtype("where", b_in.dtype());
   const DType t = promote_types(a_in.dtype(), b_in.dtype());
+  check_compute_dtype("where", t, dev);
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a_in.shape(), "where"), b_in.shape(), "where");
-  const Tensor a = as_dtype(a_in, t), b = as_dtype(b_in, t);
-  Tensor out = empty(shape, {t, kCPU});
+  Tensor a = as_dtype(a_in, t), b = as_dtype(b_in, t);
+  Tensor out = empty(shape, {t, dev});
   if (out.numel() == 0) return out;
+  if (dev.is_gpu_like()) {
+    Tensor c = cond;
+    gpu_types::StridedIndex<3> index;
+    if (!make_strided_index<3>(shape, {broadcast_strides(c, shape), broadcast_strides(a, shape),
+                                       broadcast_strides(b, shape)},
+                               index)) {
+      c = dense(c, shape), a = dense(a, shape), b = dense(b, shape);
+      make_strided_index<3>(shape, {c.strides(), a.strides(), b.strides()}, index);
+    }
+    gpu_kernels(dev.type).where_strided(gpu_scalar(t, "where"), index, out.data_ptr(),
+                                        static_cast<const bool*>(c.data_ptr()), a.data_ptr(),
+                                        b.data_ptr(), nullptr);
+    return out;
+  }
   kc::StridedShape<4> s{shape,
                         {broadcast_byte_strides(out, shape), broadcast_byte_strides(cond, shape),
                          broadcast_byte_strides(a, shape), broadcast_byte_strides(b, shape)}};

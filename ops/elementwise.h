@@ -2,7 +2,8 @@
 //
 // requires: operands on the same device (DeviceError naming both otherwise); shapes that
 //           broadcast (ShapeError naming both otherwise); dtypes the op supports (DTypeError).
-//           On the cpu: f32, f64, i32, i64, u8 and bool (f16/bf16 raise DTypeError). Operand
+//           On the cpu: f32, f64, i32, i64, u8 and bool (f16/bf16 raise DTypeError); on cuda/emu
+//           the compute (promoted) dtype must be f32, f64, i32 or i64. Operand
 //           dtypes promote with promote_types() whatever their dims (0-D tensors included).
 // ensures:  a new contiguous tensor of the broadcast shape, of the promoted dtype (binary
 //           arithmetic), bool (comparisons), or the floating dtype (exp/log/sqrt/... of an

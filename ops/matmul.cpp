@@ -1,10 +1,11 @@
 // Matrix products: torch.matmul's shape rules (1-D promotion, batch broadcasting), checks, output
-// allocation, then kernels/cpu/matmul.
+// allocation, then kernels/cpu/matmul or, on cuda/emu, the GPU table's tiled batched GEMM.
 #include "ops/matmul.h"
 
 #include "kernels/cpu/matmul.h"
 #include "ops/checks.h"
 #include "ops/elementwise.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
@@ -13,7 +14,7 @@ namespace kc = kernels::cpu;
 namespace {
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
-  check_cpu_operands(op, {&a, &b});
+  check_same_device(op, {&a, &b});
   EMBER_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected both operands of the same dtype, got ",
                     a.dtype(), " and ", b.dtype(), " (convert one with .to())");
   EMBER_CHECK_DTYPE(a.dtype() == kFloat32 || a.dtype() == kFloat64, op,
@@ -51,8 +52,24 @@ Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& sh
   Shape out_shape = batch;
   out_shape.push_back(m);
   out_shape.push_back(n);
-  Tensor out = empty(out_shape, {a.dtype(), kCPU});
-  if (out.numel() > 0) kc::matmul_cpu(a.dtype(), s, a.data_ptr(), b.data_ptr(), out.data_ptr());
+  Tensor out = empty(out_shape, {a.dtype(), a.device()});
+  if (out.numel() == 0) return out;
+  if (a.device().is_gpu_like()) {
+    gpu_types::GemmShape g;
+    g.m = m, g.n = n, g.k = k;
+    g.a_row = s.a_row, g.a_col = s.a_col, g.b_row = s.b_row, g.b_col = s.b_col;
+    g.batch = checked_numel(batch);
+    EMBER_CHECK_SHAPE(make_strided_index<2>(batch, {s.a_batch_strides, s.b_batch_strides},
+                                            g.batch_index),
+                      op, ": batch dims ", batch, " of shapes ", shown_a, " and ", shown_b,
+                      " have more than ", gpu_types::kMaxDims,
+                      " dims that do not merge; reshape the operands first");
+    gpu_kernels(a.device().type)
+        .gemm_batched(gpu_scalar(a.dtype(), op), g, a.data_ptr(), b.data_ptr(), out.data_ptr(),
+                      nullptr);
+    return out;
+  }
+  kc::matmul_cpu(a.dtype(), s, a.data_ptr(), b.data_ptr(), out.data_ptr());
   return out;
 }
 

@@ -1,10 +1,12 @@
-// Reductions: dim normalisation, dtype rules, output allocation, then kernels/cpu/reduce.
+// Reductions: dim normalisation, dtype rules, output allocation, then kernels/cpu/reduce or, on
+// cuda/emu, the GPU table's row reduction over the input with its reduced dims permuted last.
 #include "ops/reduce.h"
 
 #include <algorithm>
 
 #include "kernels/cpu/reduce.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
@@ -55,14 +57,27 @@ Tensor reduce(kc::ReduceOp op, const char* name, const Tensor& a, const std::vec
                     ": cannot reduce over an empty dim (tensor of shape ", a.shape(),
                     "); the result would have no value. Use sum for empty inputs or pick a "
                     "non-empty dim");
-  Tensor out = empty(out_shape, {kc::reduce_result_dtype(op, a.dtype()), kCPU});
-  if (n_out > 0) kc::reduce_cpu(op, a.dtype(), s, a.data_ptr(), out.data_ptr());
+  Tensor out = empty(out_shape, {kc::reduce_result_dtype(op, a.dtype()), a.device()});
+  if (n_out == 0) return out;
+  if (a.device().is_gpu_like()) {
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < a.dim(); ++d)
+      if (!mask[d]) perm.push_back(d);
+    for (int64_t d = 0; d < a.dim(); ++d)
+      if (mask[d]) perm.push_back(d);
+    const Tensor rows = a.permute(perm).contiguous();
+    static_assert(static_cast<int>(kc::ReduceOp::std) == static_cast<int>(gpu_types::ReduceOp::std));
+    gpu_kernels(a.device().type)
+        .reduce_rows(static_cast<gpu_types::ReduceOp>(op), gpu_scalar(a.dtype(), name), n_out,
+                     n_red, correction, rows.data_ptr(), out.data_ptr(), nullptr);
+    return out;
+  }
+  kc::reduce_cpu(op, a.dtype(), s, a.data_ptr(), out.data_ptr());
   return out;
 }
 
 void check_input(const char* op, const Tensor& a, bool floating_only) {
-  check_cpu_operands(op, {&a});
-  check_cpu_dtype(op, a.dtype());
+  check_cpu_dtype(op, a.dtype());  // the GPU reductions take the same dtypes
   EMBER_CHECK_DTYPE(!floating_only || is_floating(a.dtype()), op,
                     ": expected a float32 or float64 tensor, got ", a.dtype(), " of shape ",
                     a.shape(), " (convert with .to(kFloat32))");

@@ -1,8 +1,8 @@
 // Reductions over chosen dims, with keepdim, as in PyTorch.
 //
-// requires: cpu tensors of f32, f64, i32, i64, u8 or bool; dims in range (IndexError naming the
-//           op and the shape otherwise), no dim repeated (ValueError); an empty `dims` list
-//           means "all dims".
+// requires: tensors (cpu, cuda or emu) of f32, f64, i32, i64, u8 or bool; dims in range
+//           (IndexError naming the op and the shape otherwise), no dim repeated (ValueError); an
+//           empty `dims` list means "all dims".
 // ensures:  sum/mean/var/std of integer or bool input: sum gives int64, mean/var/std need a
 //           floating input (DTypeError otherwise). max/min/argmax/argmin of an empty
 //           reduction raise ValueError. argmax/argmin return int64 indices of the first extreme.

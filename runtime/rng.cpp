@@ -35,7 +35,8 @@ void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
 namespace {
 
-enum class Dist { Uniform, Normal, Bernoulli };
+using Dist = RandomDist;
+DeviceRandomFillFn g_device_fill = nullptr;
 
 // Fills a contiguous float64 host buffer; element i depends only on (seed, offset, i).
 void fill_f64(double* out, int64_t n, uint64_t seed, uint64_t offset, Dist dist, double a,
@@ -72,6 +73,9 @@ Tensor& fill_random(Tensor& t, Dist dist, double a, double b, Generator* gen, co
   const int64_t n = t.numel();
   const uint64_t seed = g.seed();
   const uint64_t offset = g.reserve(static_cast<uint64_t>(n));
+  if (t.device().is_gpu_like() && g_device_fill != nullptr &&
+      g_device_fill(t, dist, a, b, seed, offset))
+    return t;
   Tensor buf = empty(t.shape(), {kFloat64, kCPU});
   fill_f64(static_cast<double*>(buf.data_ptr()), n, seed, offset, dist, a, b);
   t.copy_(buf);
@@ -79,6 +83,8 @@ Tensor& fill_random(Tensor& t, Dist dist, double a, double b, Generator* gen, co
 }
 
 }  // namespace
+
+void set_device_random_fill(DeviceRandomFillFn fn) { g_device_fill = fn; }
 
 Tensor& uniform_(Tensor& t, double low, double high, Generator* gen) {
   EMBER_CHECK_VALUE(low <= high, "uniform_: expected low <= high, got ", low, " > ", high);

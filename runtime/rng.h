@@ -31,8 +31,18 @@ class Generator {
 Generator& default_generator();
 void manual_seed(uint64_t seed);
 
-// In-place fills of floating-point tensors (any device; CPU-computed and copied for GPU-like
-// devices until their kernels exist). Throw DTypeError for non-floating tensors.
+enum class RandomDist : uint8_t { Uniform, Normal, Bernoulli };
+
+// The fill of a tensor on a GPU-like device with its kernels, from (seed, offset) as the CPU
+// fill would; runtime/ cannot include kernels, so ops/ registers it when the library loads.
+// Returns false when it has no kernel for the tensor, which is then filled on the host.
+using DeviceRandomFillFn = bool (*)(Tensor& t, RandomDist dist, double a, double b, uint64_t seed,
+                                    uint64_t offset);
+void set_device_random_fill(DeviceRandomFillFn fn);
+
+// In-place fills of floating-point tensors (any device: GPU-like devices fill on the device
+// through the registered kernels and give the same numbers). Throw DTypeError for non-floating
+// tensors.
 Tensor& uniform_(Tensor& t, double low = 0.0, double high = 1.0, Generator* gen = nullptr);
 // Normal via Box-Muller on lane pairs: lanes (0,1) and (2,3) of each block give two normals.
 Tensor& normal_(Tensor& t, double mean = 0.0, double stddev = 1.0, Generator* gen = nullptr);

@@ -477,6 +477,30 @@ void strided_copy_cpu(void* dst, DType dst_dtype, const Shape& dst_strides, cons
   });
 }
 
+namespace {
+DeviceCopyFn g_device_copy = nullptr;
+
+// Copies between views on one GPU-like device with its kernels; false if it has none for them.
+bool copy_on_device(const Tensor& dst, const Tensor& src) {
+  return g_device_copy != nullptr && dst.device() == src.device() && g_device_copy(dst, src);
+}
+}  // namespace
+
+void set_device_copy(DeviceCopyFn fn) { g_device_copy = fn; }
+
+// Note [Copies through the host]
+// A copy that involves a GPU-like device (cuda, emu) runs as follows:
+//  - same dtype, both contiguous: one facade memcpy (host<->device or device<->device);
+//  - both on one GPU device: the device's strided copy kernel (casts included), registered by
+//    ops/ through set_device_copy;
+//  - host -> device: the cast and the gather of the (unbroadcast) source happen on the host into
+//    a contiguous buffer of the destination dtype, which is copied over and, unless it already
+//    is the destination, broadcast and scattered into it by the device kernel (so a fill sends
+//    one element);
+//  - device -> host: a strided source is first made contiguous on the device; the contiguous
+//    bytes come over and the host casts and scatters them.
+// Only what the device kernels cannot do (f16/bf16, more than 8 unmergeable dims, copies between
+// two GPU devices) is still staged through host memory as whole storage spans.
 Tensor& Tensor::copy_(const Tensor& src_in) {
   Tensor src = src_in.shape() == shape() ? src_in : src_in.expand(shape());
   bump_version();
@@ -487,19 +511,42 @@ Tensor& Tensor::copy_(const Tensor& src_in) {
                      shape());
     return *this;
   }
-  // Fast path: same dtype, both contiguous: one facade copy.
+  const size_t bytes = static_cast<size_t>(numel()) * element_size();
   if (dtype() == src.dtype() && is_contiguous() && src.is_contiguous()) {
-    copy_bytes(data_ptr(), dd, src.data_ptr(), sd, static_cast<size_t>(numel()) * element_size());
+    copy_bytes(data_ptr(), dd, src.data_ptr(), sd, bytes);
     return *this;
   }
-  // Note [Copies through the host]: casts and strided copies involving a GPU-like device are
-  // staged through host memory until the CUDA backend has its own copy kernels.
+  if (copy_on_device(*this, src)) return *this;
+  if (g_device_copy != nullptr && sd.is_cpu()) {
+    // Host -> device: cast and gather the source, unbroadcast (a scalar fill sends one element),
+    // on the host; one transfer; then the device kernel broadcasts and scatters it.
+    const Tensor host = src_in.to(dtype()).contiguous();
+    const size_t host_bytes = static_cast<size_t>(host.numel()) * element_size();
+    if (host.shape() == shape() && is_contiguous()) {
+      copy_bytes(data_ptr(), dd, host.data_ptr(), kCPU, host_bytes);
+      return *this;
+    }
+    Tensor staged = empty(host.shape(), {dtype(), dd});
+    copy_bytes(staged.data_ptr(), dd, host.data_ptr(), kCPU, host_bytes);
+    if (copy_on_device(*this, staged.expand(shape()))) return *this;
+  }
+  if (g_device_copy != nullptr && dd.is_cpu()) {
+    // Device -> host: make the source contiguous on the device, one transfer, host cast/scatter.
+    Tensor dense = src.is_contiguous() ? src : empty(shape(), {src.dtype(), sd});
+    if (dense.is_same(src) || copy_on_device(dense, src)) {
+      Tensor host = empty(shape(), {src.dtype(), kCPU});
+      copy_bytes(host.data_ptr(), kCPU, dense.data_ptr(), sd,
+                 static_cast<size_t>(numel()) * src.element_size());
+      return copy_(host);
+    }
+  }
+  // Whatever the device kernels cannot do goes through the host as storage spans.
   Tensor host_src = sd.is_cpu() ? src : gpu_view_to_host(src);
   if (dd.is_cpu()) return copy_(host_src);
   Tensor staged = empty(shape(), {dtype(), kCPU});
   staged.copy_(host_src);
   if (is_contiguous()) {
-    copy_bytes(data_ptr(), dd, staged.data_ptr(), kCPU, static_cast<size_t>(numel()) * element_size());
+    copy_bytes(data_ptr(), dd, staged.data_ptr(), kCPU, bytes);
   } else {
     Tensor host_dst = gpu_view_to_host(*this);
     host_dst.copy_(staged);

@@ -205,6 +205,13 @@ Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dty
 void strided_copy_cpu(void* dst, DType dst_dtype, const Shape& dst_strides, const void* src,
                       DType src_dtype, const Shape& src_strides, const Shape& shape);
 
+// A strided copy with dtype conversion between two views on the same GPU-like device, run by
+// that device's kernels. runtime/ cannot include kernels, so ops/ registers it when the library
+// loads (Note [Copies through the host] in runtime/tensor.cpp). It returns false when it has no
+// kernel for the dtypes or layout, and copy_ then stages the copy through host memory.
+using DeviceCopyFn = bool (*)(const Tensor& dst, const Tensor& src);
+void set_device_copy(DeviceCopyFn fn);
+
 template <typename T> std::vector<T> Tensor::to_vector() const {
   Tensor c = to(kCPU, dtype_of<T>()).contiguous();
   const T* p = static_cast<const T*>(c.data_ptr());

@@ -11,6 +11,7 @@
 //   EMBER_DYNAMIC_SHARED(T, name)   declares `T* name` pointing at the dynamic shared memory.
 //   EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)   opts a kernel in to more than 48 KiB of it.
 //   EMBER_EMULATED       1 under g++, 0 under nvcc (guard for code with no emulator fallback).
+// It also brings runtime/philox.h, the counter-based generator the CPU shares with the kernels.
 // Rules for kernel files: docs/emulator.md.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include <cstdint>
 
 #include "runtime/gpu.h"
+#include "runtime/philox.h"
 
 #if defined(__CUDACC__)
 

@@ -1,0 +1,82 @@
+// Strided copy with dtype conversion: one grid-stride kernel per (destination, source) type pair.
+#include "kernels/cuda/compat.h"
+#include "kernels/cuda/copy.cuh"
+#include "kernels/cuda/device_utils.cuh"
+
+#include <type_traits>
+
+namespace ember::kernels::EMBER_KERNEL_NS {
+namespace {
+
+using gpu_types::Scalar;
+using gpu_types::StridedIndex;
+using namespace detail;
+
+template <typename D, typename S>
+__device__ __forceinline__ D convert(S v) {
+  if constexpr (std::is_same_v<D, bool>)
+    return v != S(0);
+  else
+    return static_cast<D>(v);
+}
+
+template <typename D, typename S>
+__global__ void copy_strided_kernel(StridedIndex<2> s, int64_t n, D* __restrict__ dst,
+                                    const S* __restrict__ src) {
+  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
+    int64_t off[2];
+    strided_offsets(s, i, off);
+    dst[off[0]] = convert<D>(src[off[1]]);
+  }
+}
+
+template <typename D, typename S>
+void launch(const StridedIndex<2>& s, int64_t n, void* dst, const void* src, gpu::Stream stream) {
+  auto* k = &copy_strided_kernel<D, S>;
+  EMBER_LAUNCH(k, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s, n, static_cast<D*>(dst),
+               static_cast<const S*>(src));
+}
+
+template <typename D>
+void launch_from(Scalar src_t, const StridedIndex<2>& s, int64_t n, void* dst, const void* src,
+                 gpu::Stream stream) {
+  switch (src_t) {
+    case Scalar::f32:
+      return launch<D, float>(s, n, dst, src, stream);
+    case Scalar::f64:
+      return launch<D, double>(s, n, dst, src, stream);
+    case Scalar::i32:
+      return launch<D, int32_t>(s, n, dst, src, stream);
+    case Scalar::i64:
+      return launch<D, int64_t>(s, n, dst, src, stream);
+    case Scalar::u8:
+      return launch<D, uint8_t>(s, n, dst, src, stream);
+    case Scalar::b8:
+      return launch<D, bool>(s, n, dst, src, stream);
+  }
+}
+
+}  // namespace
+
+void copy_strided(Scalar dst_t, Scalar src_t, const StridedIndex<2>& index, void* dst,
+                  const void* src, gpu::Stream stream) {
+  int64_t n = 1;
+  for (int d = 0; d < index.ndim; ++d) n *= index.sizes[d];
+  if (n == 0) return;
+  switch (dst_t) {
+    case Scalar::f32:
+      return launch_from<float>(src_t, index, n, dst, src, stream);
+    case Scalar::f64:
+      return launch_from<double>(src_t, index, n, dst, src, stream);
+    case Scalar::i32:
+      return launch_from<int32_t>(src_t, index, n, dst, src, stream);
+    case Scalar::i64:
+      return launch_from<int64_t>(src_t, index, n, dst, src, stream);
+    case Scalar::u8:
+      return launch_from<uint8_t>(src_t, index, n, dst, src, stream);
+    case Scalar::b8:
+      return launch_from<bool>(src_t, index, n, dst, src, stream);
+  }
+}
+
+}  // namespace ember::kernels::EMBER_KERNEL_NS

@@ -1,0 +1,38 @@
+// Device-side helpers shared by the kernel files: launch sizes for grid-stride loops and the
+// offsets of a strided operand. Included by .cu files after kernels/cuda/compat.h.
+#pragma once
+
+#include "kernels/cuda/gpu_types.cuh"
+
+namespace ember::kernels::EMBER_KERNEL_NS::detail {
+
+constexpr int kBlock = 256;
+// Grid-stride loops cap the grid: a few waves of blocks per multiprocessor are enough.
+constexpr int64_t kMaxBlocks = 4096;
+
+inline unsigned blocks_for(int64_t n, int block = kBlock) {
+  const int64_t b = (n + block - 1) / block;
+  return static_cast<unsigned>(b < 1 ? 1 : (b < kMaxBlocks ? b : kMaxBlocks));
+}
+
+__device__ __forceinline__ int64_t global_thread() {
+  return int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t grid_threads() {
+  return int64_t(gridDim.x) * blockDim.x;
+}
+
+// Element offsets of each operand at row-major position `i` of the iteration space.
+template <int N>
+__device__ __forceinline__ void strided_offsets(const gpu_types::StridedIndex<N>& s, int64_t i,
+                                                int64_t (&off)[N]) {
+  for (int k = 0; k < N; ++k) off[k] = 0;
+  for (int d = s.ndim - 1; d >= 0; --d) {
+    const int64_t size = s.sizes[d];
+    const int64_t c = i % size;
+    i /= size;
+    for (int k = 0; k < N; ++k) off[k] += c * s.strides[k][d];
+  }
+}
+
+}  // namespace ember::kernels::EMBER_KERNEL_NS::detail

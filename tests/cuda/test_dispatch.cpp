@@ -1,0 +1,53 @@
+// The GPU kernel tables and the helpers that turn tensors into kernel parameters: which tables
+// exist, dim merging, and operands with more dims than the kernels' strided index holds.
+#include <doctest/doctest.h>
+
+#include "cuda/cuda_test_util.h"
+#include "ember/build_config.h"
+#include "ops/elementwise.h"
+#include "ops/gpu_kernels.h"
+#include "ops/reduce.h"
+
+namespace ember::test {
+
+TEST_CASE("the emu table is always there; the cuda one only in builds with CUDA") {
+  CHECK((ops::gpu_kernels(DeviceType::EMU).gemm_batched == &kernels::emu::gemm_batched));
+  CHECK((ops::gpu_kernels(DeviceType::EMU).copy_strided == &kernels::emu::copy_strided));
+#if EMBER_HAVE_CUDA
+  CHECK((ops::gpu_kernels(DeviceType::CUDA).gemm_batched == &kernels::cuda::gemm_batched));
+#else
+  CHECK_THROWS_AS(ops::gpu_kernels(DeviceType::CUDA), DeviceError);
+#endif
+  CHECK_THROWS_AS(ops::gpu_kernels(DeviceType::CPU), DeviceError);
+}
+
+TEST_CASE("strided indices drop size-1 dims and merge dims contiguous in every operand") {
+  ops::gpu_types::StridedIndex<2> s;
+  REQUIRE(ops::make_strided_index<2>({2, 1, 3, 4}, {Shape{12, 12, 4, 1}, Shape{0, 0, 4, 1}}, s));
+  CHECK(s.ndim == 2);
+  CHECK(s.sizes[0] == 2);
+  CHECK(s.sizes[1] == 12);
+  CHECK(s.strides[1][0] == 0);
+  CHECK(s.strides[1][1] == 1);
+  // Reversed strides never merge: nine such dims do not fit.
+  Shape sizes(9, 2), rev(9);
+  for (int d = 0; d < 9; ++d) rev[d] = int64_t{1} << d;
+  CHECK_FALSE(ops::make_strided_index<2>(sizes, {rev, rev}, s));
+  REQUIRE(
+      ops::make_strided_index<2>(sizes, {contiguous_strides(sizes), contiguous_strides(sizes)}, s));
+  CHECK(s.ndim == 1);
+}
+
+TEST_CASE("emu ops on tensors with more than 8 unmergeable dims still match the cpu") {
+  std::mt19937 g(fresh_seed());
+  const Tensor base = random_tensor(Shape(9, 2), kFloat32, -1, 1, g);
+  std::vector<int64_t> rev(9);
+  for (int d = 0; d < 9; ++d) rev[d] = 8 - d;
+  const Tensor x = base.to(emu()).permute(rev), r = base.to(kFloat64).permute(rev);
+  check_close(ops::exp(x), ops::exp(r), 1e-6, 0);
+  check_close(ops::add(x, x.contiguous()), ops::add(r, r), 1e-6, 0);
+  check_close(ops::sum(x, {0, 8}), ops::sum(r, {0, 8}), 1e-6, 1e-6);
+  check_close(x.to(kFloat64), r, 0, 0);
+}
+
+}  // namespace ember::test
