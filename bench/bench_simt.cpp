@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "kernels/cuda/compat.h"
+#include "simt/kernels_good.cuh"  // the emulator tests' tiled SGEMM: the same kernel is timed
 
 namespace {
 
-constexpr int kTile = 16;
+using ember::simt_test::kTile;
+using ember::simt_test::sgemm_tiled_kernel;
 
 __global__ void barriers_kernel(int rounds, int* sink) {
   int v = 0;
@@ -18,23 +20,6 @@ __global__ void barriers_kernel(int rounds, int* sink) {
     __syncthreads();
   }
   if (v == -1) *sink = v;  // keeps the loop
-}
-
-__global__ void sgemm_tiled_kernel(int M, int N, int K, const float* __restrict__ A,
-                                   const float* __restrict__ B, float* __restrict__ C) {
-  __shared__ float As[kTile][kTile];
-  __shared__ float Bs[kTile][kTile];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int row = blockIdx.y * kTile + ty, col = blockIdx.x * kTile + tx;
-  float acc = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += kTile) {
-    As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
-    Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
-    __syncthreads();
-    for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];
-    __syncthreads();
-  }
-  if (row < M && col < N) C[row * N + col] = acc;
 }
 
 // One thread, `rounds` barriers: each is a switch to the scheduler and back.
