@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/eigen_product.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -133,24 +134,30 @@ void col2im_add(const ConvShape& s, const T* col, T* dx, int64_t ld) {
 
 // Runs body(n, worker) for every image: in parallel over `nw` workers, each owning a fixed,
 // contiguous run of images (so per-worker results combine in a fixed order).
+// One worker runs without an OpenMP region, so its products may use Eigen's threads (an inactive
+// enclosing region would make Eigen start a nested team per product).
 template <typename F>
 void for_images(const ConvShape& s, int64_t nw, F&& body) {
-#pragma omp parallel for schedule(static, 1) if (nw > 1)
-  for (int64_t wk = 0; wk < nw; ++wk) {
+  auto worker = [&](int64_t wk) {
     const int64_t lo = s.n * wk / nw, hi = s.n * (wk + 1) / nw;
     for (int64_t n = lo; n < hi; ++n) body(n, wk);
-  }
+  };
+  if (nw == 1) return worker(0);
+#pragma omp parallel for schedule(static, 1)
+  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
 }
 
 // Runs body(first, count, worker) over runs of up to `b` consecutive images, each worker owning
 // a fixed, contiguous run of images (as for_images).
 template <typename F>
 void for_chunks(const ConvShape& s, int64_t nw, int64_t b, F&& body) {
-#pragma omp parallel for schedule(static, 1) if (nw > 1)
-  for (int64_t wk = 0; wk < nw; ++wk) {
+  auto worker = [&](int64_t wk) {
     const int64_t lo = s.n * wk / nw, hi = s.n * (wk + 1) / nw;
     for (int64_t n = lo; n < hi; n += b) body(n, std::min(b, hi - n), wk);
-  }
+  };
+  if (nw == 1) return worker(0);
+#pragma omp parallel for schedule(static, 1)
+  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
 }
 
 // Copies Kg x P blocks of `count` images between NCHW (image stride K*P) and the gathered
@@ -178,7 +185,7 @@ void fwd_batched(const ConvShape& s, const T* x, const T* w, const T* bias, T* y
     for (int64_t j = 0; j < cnt; ++j)
       im2col(s, x + (n0 + j) * s.c * s.h * s.w, col + j * p, cnt * p);
     Map<T> o(out, k, cnt * p);
-    o.noalias() = CMap<T>(w, k, crs) * CMap<T>(col, crs, cnt * p);
+    product_rows(o, CMap<T>(w, k, crs), CMap<T>(col, crs, cnt * p));
     if (bias)
       for (int64_t kk = 0; kk < k; ++kk) o.row(kk).array() += bias[kk];
     scatter_images(out, k, p, cnt, y + n0 * k * p);
@@ -192,7 +199,7 @@ void bwd_data_batched(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws,
     T* col = ws + wk * worker_elems(s);
     T* g = col + b * col_elems(s);
     gather_images(dy + n0 * k * p, k, p, cnt, g);
-    Map<T>(col, crs, cnt * p).noalias() = CMap<T>(w, k, crs).transpose() * CMap<T>(g, k, cnt * p);
+    product_rows(Map<T>(col, crs, cnt * p), CMap<T>(w, k, crs).transpose(), CMap<T>(g, k, cnt * p));
     for (int64_t j = 0; j < cnt; ++j) {
       T* dxn = dx + (n0 + j) * s.c * s.h * s.w;
       std::fill(dxn, dxn + s.c * s.h * s.w, T(0));
@@ -214,8 +221,9 @@ void bwd_filter_batched(const ConvShape& s, const T* dy, const T* x, T* partial_
     for (int64_t j = 0; j < cnt; ++j)
       im2col(s, x + (n0 + j) * s.c * s.h * s.w, col + j * p, cnt * p);
     gather_images(dy + n0 * k * p, k, p, cnt, g);
-    Map<T>(acc, k, crs).noalias() +=
-        CMap<T>(g, k, cnt * p) * CMap<T>(col, crs, cnt * p).transpose();
+    product_rows(Map<T>(acc, k, crs), CMap<T>(g, k, cnt * p),
+                 CMap<T>(col, crs, cnt * p).transpose(),
+                 /*accumulate=*/true);
   });
 }
 
@@ -234,9 +242,9 @@ void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws,
       CMap<T> wg(w + g * kg * crs, kg, crs);
       if (bias) {
         for (int64_t k = 0; k < kg; ++k) yg.row(k).setConstant(bias[g * kg + k]);
-        yg.noalias() += wg * cm;
+        product_rows(yg, wg, cm, /*accumulate=*/true);
       } else {
-        yg.noalias() = wg * cm;
+        product_rows(yg, wg, cm);
       }
     }
   });
@@ -255,10 +263,10 @@ void bwd_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, size_t 
       CMap<T> dyg(dy + (n * s.k + g * kg) * p, kg, p);
       CMap<T> wg(w + g * kg * crs, kg, crs);
       if (s.is_pointwise()) {
-        Map<T>(dxg, crs, p).noalias() = wg.transpose() * dyg;
+        product_rows(Map<T>(dxg, crs, p), wg.transpose(), dyg);
         continue;
       }
-      Map<T>(col, crs, p).noalias() = wg.transpose() * dyg;
+      product_rows(Map<T>(col, crs, p), wg.transpose(), dyg);
       std::fill(dxg, dxg + cg * s.h * s.w, T(0));
       col2im_add(s, col, dxg, p);
     }
@@ -284,7 +292,7 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw, T* ws, size_
         if (!s.is_pointwise()) im2col(s, xg, col, p);
         CMap<T> cm(s.is_pointwise() ? xg : col, crs, p);
         CMap<T> dyg(dy + (n * s.k + g * kg) * p, kg, p);
-        Map<T>(acc + g * kg * crs, kg, crs).noalias() += dyg * cm.transpose();
+        product_rows(Map<T>(acc + g * kg * crs, kg, crs), dyg, cm.transpose(), /*accumulate=*/true);
       }
     });
   }

@@ -5,6 +5,8 @@
 
 #include <Eigen/Core>
 
+#include "kernels/cpu/eigen_product.h"
+
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -32,9 +34,11 @@ template <typename T, typename F>
 void with_map(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, F&& f) {
   switch (layout_of(rows, cols, rs, cs)) {
     case Layout::row:
-      return f(ConstMap<RowMat<T>>(p, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(rs, cols))));
+      return f(
+          ConstMap<RowMat<T>>(p, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(rs, cols))));
     case Layout::col:
-      return f(ConstMap<ColMat<T>>(p, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(cs, rows))));
+      return f(
+          ConstMap<ColMat<T>>(p, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(cs, rows))));
     case Layout::other: {
       RowMat<T> packed(rows, cols);
       for (int64_t i = 0; i < rows; ++i)
@@ -52,7 +56,7 @@ void gemm_one(const MatmulShape& s, const T* a, const T* b, T* c) {
     return;
   }
   with_map(a, s.m, s.k, s.a_row, s.a_col, [&](const auto& am) {
-    with_map(b, s.k, s.n, s.b_row, s.b_col, [&](const auto& bm) { cm.noalias() = am * bm; });
+    with_map(b, s.k, s.n, s.b_row, s.b_col, [&](const auto& bm) { product_rows(cm, am, bm); });
   });
 }
 
@@ -71,19 +75,31 @@ void matmul_typed(const MatmulShape& s, const T* a, const T* b, T* c) {
     }
   };
   const int64_t mn = s.m * s.n;
-  // One product per thread when the batch can fill the threads and each product is too small
-  // for Eigen's own parallel GEMM to pay off; otherwise products in turn, each parallel.
-  const bool per_thread = batch >= omp_get_max_threads() && batch > 1 &&
-                          s.m * s.n * s.k <= (int64_t{1} << 21);
-#pragma omp parallel for schedule(static) if (per_thread)
-  for (int64_t i = 0; i < batch; ++i) {
+  // One product per thread when the batch can fill the threads and each product is small;
+  // otherwise products in turn, each split over threads (Note [Eigen's threads]).
+  const bool per_thread =
+      batch >= omp_get_max_threads() && batch > 1 && s.m * s.n * s.k <= (int64_t{1} << 21);
+  auto product = [&](int64_t i) {
     int64_t ao, bo;
     offsets(i, ao, bo);
     gemm_one(s, a + ao, b + bo, c + i * mn);
+  };
+  // No OpenMP region around the serial case: Eigen would see an (inactive) enclosing region
+  // and start a nested team for every large product.
+  if (per_thread) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < batch; ++i) product(i);
+  } else {
+    for (int64_t i = 0; i < batch; ++i) product(i);
   }
 }
 
 }  // namespace
+
+bool eigen_serial_once() {
+  Eigen::setNbThreads(1);
+  return true;
+}
 
 void matmul_cpu(DType t, const MatmulShape& shape, const void* a, const void* b, void* c) {
   switch (t) {
@@ -93,7 +109,8 @@ void matmul_cpu(DType t, const MatmulShape& shape, const void* a, const void* b,
     case DType::f64:
       return matmul_typed(shape, static_cast<const double*>(a), static_cast<const double*>(b),
                           static_cast<double*>(c));
-    default: break;
+    default:
+      break;
   }
   EMBER_THROW(DTypeError, "matmul: the cpu kernel has no ", dtype_name(t),
               " version; expected float32 or float64");
