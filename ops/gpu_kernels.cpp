@@ -10,17 +10,33 @@ namespace ember::ops {
 
 namespace {
 
-#define EMBER_GPU_KERNEL_TABLE(ns)                                                                 \
-  GpuKernels {                                                                                     \
-    &kernels::ns::binary_contiguous, &kernels::ns::binary_strided, &kernels::ns::unary_contiguous, \
-        &kernels::ns::unary_strided, &kernels::ns::where_strided, &kernels::ns::copy_strided,      \
-        &kernels::ns::reduce_rows, &kernels::ns::gemm_batched, &kernels::ns::random_fill,          \
-        &kernels::ns::sgd_step, &kernels::ns::adam_step                                            \
-  }
+// One line per launcher, so that adding one touches one line.
+#define EMBER_GPU_KERNEL_TABLE(ns)                         \
+  [] {                                                     \
+    GpuKernels k{};                                        \
+    k.binary_contiguous = &kernels::ns::binary_contiguous; \
+    k.binary_strided = &kernels::ns::binary_strided;       \
+    k.unary_contiguous = &kernels::ns::unary_contiguous;   \
+    k.unary_strided = &kernels::ns::unary_strided;         \
+    k.where_strided = &kernels::ns::where_strided;         \
+    k.copy_strided = &kernels::ns::copy_strided;           \
+    k.reduce_rows = &kernels::ns::reduce_rows;             \
+    k.gemm_batched = &kernels::ns::gemm_batched;           \
+    k.random_fill = &kernels::ns::random_fill;             \
+    k.sgd_step = &kernels::ns::sgd_step;                   \
+    k.adam_step = &kernels::ns::adam_step;                 \
+    /* convolution */                                      \
+    /* */                                                  \
+    /* pooling, batch norm */                              \
+    /* */                                                  \
+    /* activations, softmax, losses, dropout */            \
+    /* */                                                  \
+    return k;                                              \
+  }()
 
-const GpuKernels kEmuKernels = EMBER_GPU_KERNEL_TABLE(emu);
+constexpr GpuKernels kEmuKernels = EMBER_GPU_KERNEL_TABLE(emu);
 #if EMBER_HAVE_CUDA
-const GpuKernels kCudaKernels = EMBER_GPU_KERNEL_TABLE(cuda);
+constexpr GpuKernels kCudaKernels = EMBER_GPU_KERNEL_TABLE(cuda);
 #endif
 #undef EMBER_GPU_KERNEL_TABLE
 

@@ -12,6 +12,12 @@
 #include "kernels/cuda/optim.cuh"
 #include "kernels/cuda/random.cuh"
 #include "kernels/cuda/reduce.cuh"
+// convolution
+
+// pooling, batch norm
+
+// activations, softmax, losses, dropout
+
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -31,6 +37,11 @@ struct GpuKernels {
   decltype(&kernels::emu::random_fill) random_fill;
   decltype(&kernels::emu::sgd_step) sgd_step;
   decltype(&kernels::emu::adam_step) adam_step;
+  // convolution
+
+  // pooling, batch norm
+
+  // activations, softmax, losses, dropout
 };
 
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying
