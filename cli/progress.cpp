@@ -19,6 +19,7 @@ double Progress::elapsed_seconds() const {
 }
 
 void Progress::update(int64_t done, int64_t items, const std::string& fields) {
+  done_ = done;
   auto now = std::chrono::steady_clock::now();
   if (tty_) {
     if (now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -31,7 +32,7 @@ void Progress::update(int64_t done, int64_t items, const std::string& fields) {
   draw(done, items, fields, false);
 }
 
-void Progress::finish(int64_t items, const std::string& fields) { draw(total_, items, fields, true); }
+void Progress::finish(int64_t items, const std::string& fields) { draw(done_, items, fields, true); }
 
 void Progress::draw(int64_t done, int64_t items, const std::string& fields, bool final) {
   const double t = elapsed_seconds();

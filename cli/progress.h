@@ -17,7 +17,7 @@ class Progress {
   // rate) and `fields` extra text ("loss 0.31 acc 92.0%"). Draws at most ~10 times a second
   // on a terminal, every ~10% otherwise.
   void update(int64_t done, int64_t items, const std::string& fields);
-  // Draws the final state and ends the line.
+  // Draws the final state (the last step update() reported) and ends the line.
   void finish(int64_t items, const std::string& fields);
   double elapsed_seconds() const;
 
@@ -30,6 +30,7 @@ class Progress {
   bool tty_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   int64_t last_decile_ = -1;
+  int64_t done_ = 0;
 };
 
 }  // namespace ember::cli

@@ -29,6 +29,8 @@ struct TrainArgs {
   std::string schedule = "cosine";
   std::string save, resume, data_dir;
   int64_t epochs = 15, batch_size = 32, threads = 0;
+  int64_t max_steps = 0;  // 0: no limit
+  bool log_steps = false;
   double lr = 0.0, momentum = 0.9, weight_decay = 0.0;
   uint64_t seed = 0;
 };
@@ -55,15 +57,16 @@ Data load_data(const TrainArgs& a) {
     TensorDataset tr = load_mnist(dir, Split::train), te = load_mnist(dir, Split::test);
     return {tr, te, {1, tr.inputs().size(2), 10}};
   }
-  if (kind == "cifar10") return {load_cifar10(dir, Split::train), load_cifar10(dir, Split::test), {3, 32, 10}};
+  if (kind == "cifar10")
+    return {load_cifar10(dir, Split::train), load_cifar10(dir, Split::test), {3, 32, 10}};
   EMBER_THROW(ValueError, "unknown data set '", a.data,
               "': expected digits, mnist:DIR, fashion-mnist:DIR or cifar10:DIR");
 }
 
 std::unique_ptr<nn::Optimizer> make_optimizer(const TrainArgs& a, std::vector<Tensor> params) {
   if (a.optimizer == "sgd")
-    return std::make_unique<nn::SGD>(std::move(params),
-                                     nn::SGDOptions{a.lr > 0 ? a.lr : 0.05, a.momentum, 0.0, a.weight_decay});
+    return std::make_unique<nn::SGD>(
+        std::move(params), nn::SGDOptions{a.lr > 0 ? a.lr : 0.05, a.momentum, 0.0, a.weight_decay});
   nn::AdamOptions o;
   o.lr = a.lr > 0 ? a.lr : 2e-3;
   if (a.optimizer == "adam") {
@@ -125,16 +128,19 @@ int run_train(const TrainArgs& a) {
   int64_t params = 0;
   for (const Tensor& p : model->parameters()) params += p.numel();
   std::cout << "training " << a.model << " (" << params << " parameters) on " << a.data << " ("
-            << data.train.size() << " train / " << data.test.size() << " test) with "
-            << opt->name() << " lr " << opt->lr() << " (" << a.schedule << "), batch " << a.batch_size << ", on " << dev
-            << ", " << omp_get_max_threads() << " threads, seed " << a.seed << "\n";
+            << data.train.size() << " train / " << data.test.size() << " test) with " << opt->name()
+            << " lr " << opt->lr() << " (" << a.schedule << "), batch " << a.batch_size << ", on "
+            << dev << ", " << omp_get_max_threads() << " threads, seed " << a.seed << "\n";
 
   DataLoader loader(data.train, a.batch_size, /*shuffle=*/true, /*drop_last=*/false, a.seed,
                     /*prefetch=*/true);
   double acc = 0.0;
-  for (int64_t epoch = start_epoch; epoch < a.epochs; ++epoch) {
+  int64_t total_steps = 0;
+  bool stopped = false, saved = false;
+  for (int64_t epoch = start_epoch; epoch < a.epochs && !stopped; ++epoch) {
     loader.set_epoch(static_cast<uint64_t>(epoch));
-    Progress bar(loader.num_batches(), "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(a.epochs));
+    Progress bar(loader.num_batches(),
+                 "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(a.epochs));
     double loss_sum = 0;
     int64_t seen = 0, correct = 0, step = 0;
     for (const Batch& b : loader) {
@@ -148,17 +154,35 @@ int run_train(const TrainArgs& a) {
       loss_sum += loss.item() * static_cast<double>(n);
       correct += correct_count(detach(logits).to(kCPU), b.labels);
       seen += n;
+      ++total_steps;
+      if (a.log_steps)
+        std::printf("step %lld loss %.9g\n", static_cast<long long>(total_steps), loss.item());
       bar.update(++step, seen, stats(loss_sum / seen, 100.0 * correct / seen));
+      if (a.max_steps > 0 && total_steps == a.max_steps) {
+        stopped = step < loader.num_batches();
+        break;
+      }
     }
     acc = evaluate(*model, data.test, dev, 256);
     char test[48];
     std::snprintf(test, sizeof test, " | test acc %.2f%%", acc);
     bar.finish(seen, stats(loss_sum / seen, 100.0 * correct / seen) + test);
     if (sched) sched->step();
-    if (!a.save.empty()) nn::save_checkpoint(a.save, a.model, *model, *opt, epoch + 1, {{"data", a.data}});
+    if (stopped) {
+      // A checkpoint records whole epochs only, so a run cut short mid-epoch writes none.
+      std::printf("stopped after %lld steps (--max-steps), in epoch %lld%s\n",
+                  static_cast<long long>(total_steps), static_cast<long long>(epoch + 1),
+                  a.save.empty() ? "" : "; no checkpoint written for a partial epoch");
+      break;
+    }
+    if (!a.save.empty()) {
+      nn::save_checkpoint(a.save, a.model, *model, *opt, epoch + 1, {{"data", a.data}});
+      saved = true;
+    }
+    if (a.max_steps > 0 && total_steps == a.max_steps) break;
   }
   std::printf("final test accuracy: %.2f%%\n", acc);
-  if (!a.save.empty()) std::cout << "checkpoint: " << a.save << "\n";
+  if (saved) std::cout << "checkpoint: " << a.save << "\n";
   return 0;
 }
 
@@ -171,17 +195,28 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--data", a->data, "digits, mnist:DIR, fashion-mnist:DIR or cifar10:DIR")
       ->capture_default_str();
   cmd->add_option("--data-dir", a->data_dir, "where the bundled data lives (default: searched)");
-  cmd->add_option("--epochs", a->epochs)->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{100000}));
-  cmd->add_option("--batch-size", a->batch_size)->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--epochs", a->epochs)
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--batch-size", a->batch_size)
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--lr", a->lr, "learning rate (default: 0.05 for sgd, 0.002 for adam/adamw)");
   cmd->add_option("--optimizer", a->optimizer, "sgd, adam or adamw")->capture_default_str();
   cmd->add_option("--momentum", a->momentum, "SGD momentum")->capture_default_str();
-  cmd->add_option("--schedule", a->schedule, "learning-rate schedule over the epochs: cosine, step or none")
+  cmd->add_option("--schedule", a->schedule,
+                  "learning-rate schedule over the epochs: cosine, step or none")
       ->capture_default_str();
   cmd->add_option("--weight-decay", a->weight_decay, "weight decay (AdamW default 0.01)");
   cmd->add_option("--device", a->device, "auto, cpu, cuda[:N] or emu[:N]")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "seed for initialisation, shuffling and dropout")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed for initialisation, shuffling and dropout")
+      ->capture_default_str();
   cmd->add_option("--threads", a->threads, "CPU threads (default: all)");
+  cmd->add_option("--max-steps", a->max_steps,
+                  "stop after this many optimiser steps (default: no limit)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_flag("--log-steps", a->log_steps,
+                "print every step's loss (full precision) on its own line");
   cmd->add_option("--save", a->save, "write a checkpoint here after every epoch");
   cmd->add_option("--resume", a->resume, "continue from this checkpoint");
   return [cmd, a]() -> int {
