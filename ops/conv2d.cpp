@@ -84,9 +84,9 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
   const char* op = "conv2d";
   if (bias.defined())
-    check_cpu_operands(op, {&x, &w, &bias});
+    check_same_device(op, {&x, &w, &bias});
   else
-    check_cpu_operands(op, {&x, &w});
+    check_same_device(op, {&x, &w});
   check_float(op, x, "input", w, "weight");
   if (bias.defined()) check_float(op, x, "input", bias, "bias");
   const Shape ys = output_shape(op, x.shape(), w.shape(), p);
@@ -113,7 +113,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,
                             const Conv2dParams& p) {
   const char* op = "conv2d_backward_data";
-  check_cpu_operands(op, {&grad_y, &w});
+  check_same_device(op, {&grad_y, &w});
   check_float(op, grad_y, "grad_y", w, "weight");
   const Shape ys = output_shape(op, x_shape, w.shape(), p);
   EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
@@ -133,7 +133,7 @@ Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& 
 Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape& w_shape,
                               const Conv2dParams& p) {
   const char* op = "conv2d_backward_filter";
-  check_cpu_operands(op, {&grad_y, &x});
+  check_same_device(op, {&grad_y, &x});
   check_float(op, grad_y, "grad_y", x, "input");
   const Shape ys = output_shape(op, x.shape(), w_shape, p);
   EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,

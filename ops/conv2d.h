@@ -1,6 +1,7 @@
-// 2-D convolution (NCHW, float32/float64, CPU): forward and both backward passes, autograd-free.
-// Checks and shape inference live here; the work is dispatched through the algorithm registry
-// (ops/conv_algo.h) to the kernels in kernels/cpu/conv2d_*.
+// 2-D convolution (NCHW, float32/float64, on the cpu, cuda and emu devices): forward and both
+// backward passes, autograd-free. Checks and shape inference live here; the work is dispatched
+// through the algorithm registry (ops/conv_algo.h) to the kernels in kernels/cpu/conv2d_* or
+// kernels/cuda/conv2d_*.
 //
 // Shapes: x [N, C, H, W], w [K, C/groups, R, S], bias [K], y [N, K, OH, OW] with
 //   OH = (H + 2*pad_h - dil_h*(R-1) - 1) / stride_h + 1   (and OW alike), as in PyTorch.
@@ -8,7 +9,7 @@
 // (C != w.size(1) * groups, groups not dividing C or K), a bias that is not [K], a dilated
 // kernel larger than the padded input, or a grad_y of the wrong shape; ValueError for
 // stride/dilation/groups < 1 or padding < 0; DTypeError for x, w, bias of different dtypes or not
-// float32/float64; DeviceError for operands on different devices or off the cpu.
+// float32/float64; DeviceError (naming both devices) for operands on different devices.
 #pragma once
 
 #include <array>

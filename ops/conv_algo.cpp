@@ -1,5 +1,5 @@
-// The convolution algorithm registry: the built-in CPU algorithms, the policies, the per-key
-// ranking cache and the run-with-fallback loop.
+// The convolution algorithm registry: the built-in CPU and GPU algorithms, the policies, the
+// per-key ranking cache and the run-with-fallback loop.
 #include "ops/conv_algo.h"
 
 #include <omp.h>
@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/conv2d_im2col.h"
+#include "ops/gpu_kernels.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -104,6 +105,90 @@ kc::ConvPass pass_of(ConvDirection d) {
                                              : kc::ConvPass::bwd_filter;
 }
 
+// --- Built-in GPU algorithms (cuda and emu: kernels/cuda/conv2d_*.cu) -------------------------
+
+bool gpu_supports(const ConvKey& k, std::string* why) {
+  if (k.device_type != DeviceType::CUDA && k.device_type != DeviceType::EMU)
+    return *why = "runs on cuda and emu devices only", false;
+  if (k.dtype != DType::f32 && k.dtype != DType::f64)
+    return *why = "float32 and float64 only", false;
+  if (k.layout != ConvLayout::nchw) return *why = "NCHW layout only", false;
+  return true;
+}
+
+kernels::gpu_types::Scalar gpu_scalar_of(const ConvKey& k) {
+  return gpu_scalar(k.dtype, "conv2d");
+}
+
+// Rough GPU costs in multiply-adds per unit: the direct loops read every operand from global
+// memory per multiply-add; the implicit GEMM runs ~8x faster on a full tile but pays for the
+// unused columns of its tile (columns per group round up to 16, 32 or a multiple of 64) and a
+// fixed cost per launch, so depthwise-like shapes (one column per group) go to the direct
+// kernels.
+double gpu_direct_cost(const ConvKey& k) {
+  return 10.0 + static_cast<double>(conv_shape_of(k).macs()) / 50.0;
+}
+
+double implicit_gemm_cost(const ConvKey& k) {
+  const kernels::ConvShape s = conv_shape_of(k);
+  const int64_t cols = k.direction == ConvDirection::backward_data ? s.cg() : s.kg();
+  const int64_t tile = cols <= 16 ? 16 : cols <= 32 ? 32 : (cols + 63) / 64 * 64;
+  const double waste = static_cast<double>(tile) / static_cast<double>(cols);
+  return 20.0 + static_cast<double>(s.macs()) * waste / 400.0;
+}
+
+ConvAlgo gpu_direct_algo() {
+  ConvAlgo a;
+  a.name = "gpu_direct";
+  a.backend = ConvBackend::ember_cuda;
+  a.deterministic = true;  // one thread per output element, fixed summation order
+  a.supports = gpu_supports;
+  a.workspace_bytes = [](const ConvKey&) { return size_t{0}; };
+  a.cost = gpu_direct_cost;
+  a.run = [](const ConvKey& k, const ConvBuffers& b, void*, size_t) {
+    const GpuKernels& g = gpu_kernels(k.device_type);
+    const kernels::ConvShape s = conv_shape_of(k);
+    const auto t = gpu_scalar_of(k);
+    switch (k.direction) {
+      case ConvDirection::forward:
+        return g.conv2d_fwd_direct(t, s, b.x, b.w, b.bias, b.y, nullptr);
+      case ConvDirection::backward_data:
+        return g.conv2d_bwd_data_direct(t, s, b.dy, b.w, b.dx, nullptr);
+      case ConvDirection::backward_filter:
+        return g.conv2d_bwd_filter_direct(t, s, b.dy, b.x, b.dw, nullptr);
+    }
+  };
+  return a;
+}
+
+ConvAlgo implicit_gemm_algo() {
+  ConvAlgo a;
+  a.name = "implicit_gemm";
+  a.backend = ConvBackend::ember_cuda;
+  a.deterministic = true;  // split-K partial sums are added in a fixed order, no atomics
+  a.supports = gpu_supports;
+  a.workspace_bytes = [](const ConvKey& k) {
+    if (k.direction != ConvDirection::backward_filter) return size_t{0};
+    return gpu_kernels(k.device_type)
+        .conv2d_implicit_gemm_workspace(gpu_scalar_of(k), conv_shape_of(k));
+  };
+  a.cost = implicit_gemm_cost;
+  a.run = [](const ConvKey& k, const ConvBuffers& b, void* ws, size_t ws_bytes) {
+    const GpuKernels& g = gpu_kernels(k.device_type);
+    const kernels::ConvShape s = conv_shape_of(k);
+    const auto t = gpu_scalar_of(k);
+    switch (k.direction) {
+      case ConvDirection::forward:
+        return g.conv2d_fwd_implicit_gemm(t, s, b.x, b.w, b.bias, b.y, nullptr);
+      case ConvDirection::backward_data:
+        return g.conv2d_bwd_data_implicit_gemm(t, s, b.dy, b.w, b.dx, nullptr);
+      case ConvDirection::backward_filter:
+        return g.conv2d_bwd_filter_implicit_gemm(t, s, b.dy, b.x, b.dw, ws, ws_bytes, nullptr);
+    }
+  };
+  return a;
+}
+
 std::vector<AlgoPtr> builtin_algos() {
   ConvAlgo im2col;
   im2col.name = "im2col_gemm";
@@ -143,7 +228,9 @@ std::vector<AlgoPtr> builtin_algos() {
     }
   };
   return {std::make_shared<const ConvAlgo>(std::move(im2col)),
-          std::make_shared<const ConvAlgo>(std::move(direct))};
+          std::make_shared<const ConvAlgo>(std::move(direct)),
+          std::make_shared<const ConvAlgo>(gpu_direct_algo()),
+          std::make_shared<const ConvAlgo>(implicit_gemm_algo())};
 }
 
 // --- Registry state ----------------------------------------------------------------------------

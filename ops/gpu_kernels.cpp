@@ -26,6 +26,13 @@ namespace {
     k.sgd_step = &kernels::ns::sgd_step;                   \
     k.adam_step = &kernels::ns::adam_step;                 \
     /* convolution */                                      \
+    k.conv2d_fwd_direct = &kernels::ns::conv2d_fwd_direct; \
+    k.conv2d_bwd_data_direct = &kernels::ns::conv2d_bwd_data_direct; \
+    k.conv2d_bwd_filter_direct = &kernels::ns::conv2d_bwd_filter_direct; \
+    k.conv2d_fwd_implicit_gemm = &kernels::ns::conv2d_fwd_implicit_gemm; \
+    k.conv2d_bwd_data_implicit_gemm = &kernels::ns::conv2d_bwd_data_implicit_gemm; \
+    k.conv2d_bwd_filter_implicit_gemm = &kernels::ns::conv2d_bwd_filter_implicit_gemm; \
+    k.conv2d_implicit_gemm_workspace = &kernels::ns::conv2d_implicit_gemm_workspace; \
     /* */                                                  \
     /* pooling, batch norm */                              \
     /* */                                                  \

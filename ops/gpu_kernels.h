@@ -13,6 +13,8 @@
 #include "kernels/cuda/random.cuh"
 #include "kernels/cuda/reduce.cuh"
 // convolution
+#include "kernels/cuda/conv2d_direct.cuh"
+#include "kernels/cuda/conv2d_implicit_gemm.cuh"
 
 // pooling, batch norm
 
@@ -38,6 +40,13 @@ struct GpuKernels {
   decltype(&kernels::emu::sgd_step) sgd_step;
   decltype(&kernels::emu::adam_step) adam_step;
   // convolution
+  decltype(&kernels::emu::conv2d_fwd_direct) conv2d_fwd_direct;
+  decltype(&kernels::emu::conv2d_bwd_data_direct) conv2d_bwd_data_direct;
+  decltype(&kernels::emu::conv2d_bwd_filter_direct) conv2d_bwd_filter_direct;
+  decltype(&kernels::emu::conv2d_fwd_implicit_gemm) conv2d_fwd_implicit_gemm;
+  decltype(&kernels::emu::conv2d_bwd_data_implicit_gemm) conv2d_bwd_data_implicit_gemm;
+  decltype(&kernels::emu::conv2d_bwd_filter_implicit_gemm) conv2d_bwd_filter_implicit_gemm;
+  decltype(&kernels::emu::conv2d_implicit_gemm_workspace) conv2d_implicit_gemm_workspace;
 
   // pooling, batch norm
 

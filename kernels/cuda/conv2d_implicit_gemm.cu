@@ -1,0 +1,510 @@
+// Implicit-GEMM convolution: every direction is a GEMM per group (blockIdx.z) whose operands are
+// gathered from the NCHW tensors while the tiles are loaded, so no im2col buffer exists.
+//
+//   forward          rows m = (n, p, q) over N*OH*OW, cols j = filter in the group (K/G),
+//                    reduction over (c, r, s): A[m][c,r,s] = x[n, c, p*sh - ph + r*dh, ...],
+//                    B[c,r,s][j] = w[j, c, r, s]; C[m][j] -> y[n, j, p, q] (+ bias[j]).
+//   backward-data    rows m = (n, h, w) over N*H*W, cols j = channel in the group (C/G),
+//                    reduction over (k, r, s): A[m][k,r,s] = dy[n, k, (h + ph - r*dh) / sh, ...]
+//                    for the taps that land on the stride grid (the others are zeros: the
+//                    zero-insertion of a strided transposed convolution, skipped without a load),
+//                    B[k,r,s][j] = w[k, j, r, s]; C[m][j] -> dx[n, j, h, w].
+//   backward-filter  rows m = (c, r, s) over C/G*R*S, cols j = filter in the group (K/G),
+//                    reduction over l = (n, p, q): A[m][l] = x[n, c, p*sh - ph + r*dh, ...],
+//                    B[l][j] = dy[n, j, p, q]; C[m][j] -> dw[j, c, r, s]. When there are few
+//                    tiles and a long reduction, the reduction is split (split-K) into partial
+//                    sums in the workspace, which a second kernel adds in a fixed order.
+//
+// Tiles: a block of 256 threads computes 128 rows x BN cols (BN = 16, 32 or 64 by the column
+// count), walking the reduction 8 at a time through double-buffered shared memory; each thread
+// keeps an 8 x BN/16 register tile (rows 4*tx..+3 and 64 + 4*tx..+3, cols TN*ty..), read from
+// shared memory as float4/double2 vectors. The next tile's global loads are issued into
+// registers before the current tile is multiplied, and one barrier per step separates the
+// buffers. Loads go along the pixel dimension across neighbouring threads (coalesced for stride
+// 1); shared rows are padded by 4 so the transposing stores are free of bank conflicts. Each
+// thread follows its (channel, r, s) or (n, p, q) position incrementally: no division in the
+// main loop except the stride test of backward-data with stride > 1. Offsets are 64-bit.
+#include "kernels/cuda/compat.h"
+#include "kernels/cuda/conv2d_implicit_gemm.cuh"
+#include "kernels/cuda/device_utils.cuh"
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace ember::kernels::EMBER_KERNEL_NS {
+namespace {
+
+using gpu_types::Scalar;
+using namespace detail;
+
+constexpr int kBM = 128, kBK = 8, kThreads = 256, kPad = 4;
+constexpr unsigned kMaxGridZ = 65535;
+
+template <typename T, int TN>
+struct alignas(16) Tiles {
+  static constexpr int kBN = 16 * TN;
+  T a[2][kBK][kBM + kPad];  // A tile, reduction-major: a thread reads 4 consecutive rows
+  T b[2][kBK][kBN + kPad];
+};
+
+// out[0..N) = p[0..N), as one or two vector loads where the type allows (p is aligned).
+template <int N, typename T>
+__device__ __forceinline__ void load_vec(const T* p, T* out) {
+  if constexpr (std::is_same_v<T, float> && N == 4) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+  } else if constexpr (std::is_same_v<T, float> && N == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    out[0] = v.x, out[1] = v.y;
+  } else if constexpr (std::is_same_v<T, double> && N % 2 == 0) {
+    for (int h = 0; h < N / 2; ++h) {
+      const double2 v = reinterpret_cast<const double2*>(p)[h];
+      out[2 * h] = v.x, out[2 * h + 1] = v.y;
+    }
+  } else {
+    for (int i = 0; i < N; ++i) out[i] = p[i];
+  }
+}
+
+// acc += the 8 x TN slice of A-tile x B-tile that this thread owns.
+template <typename T, int TN>
+__device__ __forceinline__ void multiply_tile(const T (*as)[kBM + kPad],
+                                              const T (*bs)[16 * TN + kPad], T (&acc)[8][TN],
+                                              int tx, int ty) {
+  for (int kk = 0; kk < kBK; ++kk) {
+    T af[8], bf[TN];
+    load_vec<4>(&as[kk][4 * tx], af);
+    load_vec<4>(&as[kk][64 + 4 * tx], af + 4);
+    load_vec<TN>(&bs[kk][TN * ty], bf);
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < TN; ++j) acc[i][j] += af[i] * bf[j];
+  }
+}
+
+__device__ __forceinline__ int tile_row(int tx, int i) {
+  return i < 4 ? 4 * tx + i : 64 + 4 * tx + (i - 4);
+}
+
+// --- forward and backward-data ----------------------------------------------------------------
+
+// The geometry of forward / backward-data as one gathered GEMM (see the top of the file).
+struct GatherGemm {
+  int64_t m;           // rows: N * mh * mw
+  int64_t mh, mw;      // the row pixel grid (OH x OW forward, H x W backward-data)
+  int cols;            // GEMM columns per group (K/G forward, C/G backward-data)
+  int ca;              // gathered channels per group (C/G forward, K/G backward-data)
+  int r, s;            // filter taps
+  int64_t a_channels;  // channels of the gathered tensor (C forward, K backward-data)
+  int64_t ah, aw;      // its spatial size
+  int64_t out_channels;
+  int64_t b_a, b_j;  // filter element strides along the gathered channel and along the column
+  int sh, sw, ph, pw, dh, dw;
+  int groups;
+};
+
+// One thread's position in the reduction (gathered channel a, filter tap r, s).
+struct Tap {
+  int a, r, s;
+};
+__device__ __forceinline__ void step_tap(Tap& t, int r, int s) {
+  if (++t.s == s) {
+    t.s = 0;
+    if (++t.r == r) t.r = 0, ++t.a;
+  }
+}
+
+template <typename T, int TN, bool kBackward>
+__global__ void __launch_bounds__(kThreads)
+    conv2d_gather_gemm_kernel(GatherGemm g, const T* __restrict__ a_src, const T* __restrict__ w,
+                              const T* __restrict__ bias, T* __restrict__ out) {
+  constexpr int kBN = 16 * TN;
+  constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
+  __shared__ Tiles<T, TN> sm;
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int rs = g.r * g.s, kdim = g.ca * rs;
+  const int nk = (kdim + kBK - 1) / kBK;
+  const int64_t m0 = int64_t(blockIdx.x) * kBM;
+  const int n0 = int(blockIdx.y) * kBN;
+  const int64_t a_hw = g.ah * g.aw, m_hw = g.mh * g.mw;
+
+  // A loads: row tid % 128 (fixed), reduction positions 4 * (tid / 128) + 0..3 of each step.
+  const int64_t am = m0 + tid % kBM;
+  const bool am_ok = am < g.m;
+  int64_t a_img = 0;  // n * a_channels * a_hw
+  int hb = 0, wb = 0;
+  if (am_ok) {
+    const int64_t n = am / m_hw, pq = am % m_hw;
+    const int p = int(pq / g.mw), q = int(pq % g.mw);
+    a_img = n * g.a_channels * a_hw;
+    hb = kBackward ? p + g.ph : p * g.sh - g.ph;
+    wb = kBackward ? q + g.pw : q * g.sw - g.pw;
+  }
+  // B loads: reduction position tid % 8, columns tid / 8 + 32 * i.
+  const int bk = tid % kBK, bj = tid / kBK;
+
+  for (int64_t grp = blockIdx.z; grp < g.groups; grp += gridDim.z) {
+    const T* ag = a_src + a_img + grp * g.ca * a_hw;
+    const T* wg = w + grp * int64_t(g.cols) * g.ca * rs;
+    Tap at;
+    {
+      const int k0 = 4 * (tid / kBM);
+      at.a = k0 / rs, at.r = (k0 % rs) / g.s, at.s = k0 % g.s;
+    }
+    int b_a = bk / rs, b_rs = bk % rs;
+
+    T ra[4], rb[kBLoads];
+    auto load = [&]() {
+      Tap t = at;
+      for (int i = 0; i < 4; ++i) {
+        T v = T(0);
+        if (am_ok && t.a < g.ca) {
+          int ih, iw;
+          bool ok;
+          if (kBackward) {
+            const int th = hb - t.r * g.dh, tw = wb - t.s * g.dw;
+            ok = th >= 0 && tw >= 0;
+            if (g.sh == 1) {
+              ih = th;
+            } else {
+              ih = th / g.sh;
+              ok = ok && ih * g.sh == th;
+            }
+            if (g.sw == 1) {
+              iw = tw;
+            } else {
+              iw = tw / g.sw;
+              ok = ok && iw * g.sw == tw;
+            }
+            ok = ok && ih < g.ah && iw < g.aw;
+          } else {
+            ih = hb + t.r * g.dh, iw = wb + t.s * g.dw;
+            ok = ih >= 0 && ih < g.ah && iw >= 0 && iw < g.aw;
+          }
+          if (ok) v = ag[t.a * a_hw + int64_t(ih) * g.aw + iw];
+        }
+        ra[i] = v;
+        step_tap(t, g.r, g.s);
+      }
+      for (int i = 0; i < kBLoads; ++i) {
+        const int jl = bj + 32 * i, j = n0 + jl;
+        T v = T(0);
+        if ((kBN % 32 == 0 || jl < kBN) && j < g.cols && b_a < g.ca)
+          v = wg[b_a * g.b_a + j * g.b_j + b_rs];
+        rb[i] = v;
+      }
+    };
+    auto advance = [&]() {
+      for (int i = 0; i < kBK; ++i) step_tap(at, g.r, g.s);
+      b_rs += kBK;
+      while (b_rs >= rs) b_rs -= rs, ++b_a;
+    };
+    auto store = [&](int buf) {
+      for (int i = 0; i < 4; ++i) sm.a[buf][4 * (tid / kBM) + i][tid % kBM] = ra[i];
+      for (int i = 0; i < kBLoads; ++i)
+        if (kBN % 32 == 0 || bj + 32 * i < kBN) sm.b[buf][bk][bj + 32 * i] = rb[i];
+    };
+
+    T acc[8][TN];
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+    load();
+    store(0);
+    __syncthreads();
+    for (int it = 0; it < nk; ++it) {
+      const int cur = it & 1;
+      if (it + 1 < nk) {
+        advance();
+        load();  // in flight while this step multiplies
+      }
+      multiply_tile<T, TN>(sm.a[cur], sm.b[cur], acc, tx, ty);
+      if (it + 1 < nk) store(cur ^ 1);
+      __syncthreads();
+    }
+
+    for (int i = 0; i < 8; ++i) {
+      const int64_t m = m0 + tile_row(tx, i);
+      if (m >= g.m) continue;
+      const int64_t n = m / m_hw, pq = m % m_hw;
+      T* o = out + (n * g.out_channels + grp * g.cols) * m_hw + pq;
+      for (int jj = 0; jj < TN; ++jj) {
+        const int j = n0 + TN * ty + jj;
+        if (j >= g.cols) continue;
+        o[j * m_hw] = bias != nullptr ? acc[i][jj] + bias[grp * g.cols + j] : acc[i][jj];
+      }
+    }
+  }
+}
+
+// --- backward-filter ---------------------------------------------------------------------------
+
+struct WgradGemm {
+  int64_t n, c, h, w, k, oh, ow;
+  int cg, kg, r, s;
+  int sh, sw, ph, pw, dh, dw;
+  int groups, splits;
+  int64_t chunk;      // reduction length per split, a multiple of kBK
+  int64_t part_size;  // elements of dw (one partial sum)
+};
+
+template <typename T, int TN>
+__global__ void __launch_bounds__(kThreads)
+    conv2d_wgrad_gemm_kernel(WgradGemm g, const T* __restrict__ dy, const T* __restrict__ x,
+                             T* __restrict__ out) {
+  constexpr int kBN = 16 * TN;
+  constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
+  __shared__ Tiles<T, TN> sm;
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int rs = g.r * g.s;
+  const int64_t rows = int64_t(g.cg) * rs;
+  const int64_t m0 = int64_t(blockIdx.x) * kBM;
+  const int n0 = int(blockIdx.y) * kBN;
+  const int64_t hw = g.h * g.w, pq = g.oh * g.ow, total = g.n * pq;
+  const int kl = tid % kBK, lr = tid / kBK;  // reduction offset, first row/col of the loads
+
+  // A rows lr + 32 * i: (c, r, s) fixed per thread.
+  int64_t a_c[4];
+  int a_r[4], a_s[4];
+  bool a_ok[4];
+  for (int i = 0; i < 4; ++i) {
+    const int64_t m = m0 + lr + 32 * i;
+    a_ok[i] = m < rows;
+    const int c = int(m / rs), t = int(m % rs);
+    a_c[i] = int64_t(c) * hw;
+    a_r[i] = (t / g.s) * g.dh - g.ph;
+    a_s[i] = (t % g.s) * g.dw - g.pw;
+  }
+
+  for (int64_t z = blockIdx.z; z < int64_t(g.groups) * g.splits; z += gridDim.z) {
+    const int64_t grp = z / g.splits, split = z % g.splits;
+    const int64_t l_begin = split * g.chunk;
+    const int64_t l_end = l_begin + g.chunk < total ? l_begin + g.chunk : total;
+    const int nk = l_end > l_begin ? int((l_end - l_begin + kBK - 1) / kBK) : 0;
+    const T* xg = x + grp * g.cg * hw;
+    const T* dyg = dy + grp * g.kg * pq;
+    // This thread's reduction position l = (n, p, q), followed incrementally.
+    int64_t l = l_begin + kl, ln = 0;
+    int lp = 0, lq = 0;
+    if (l < total) ln = l / pq, lp = int((l % pq) / g.ow), lq = int(l % g.ow);
+
+    T ra[4], rb[kBLoads];
+    auto load = [&]() {
+      const bool l_ok = l < l_end;
+      const int ih0 = lp * g.sh, iw0 = lq * g.sw;
+      for (int i = 0; i < 4; ++i) {
+        const int ih = ih0 + a_r[i], iw = iw0 + a_s[i];
+        ra[i] = l_ok && a_ok[i] && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w
+                    ? xg[ln * g.c * hw + a_c[i] + int64_t(ih) * g.w + iw]
+                    : T(0);
+      }
+      for (int i = 0; i < kBLoads; ++i) {
+        const int jl = lr + 32 * i, j = n0 + jl;
+        rb[i] = l_ok && (kBN % 32 == 0 || jl < kBN) && j < g.kg
+                    ? dyg[(ln * g.k + j) * pq + int64_t(lp) * g.ow + lq]
+                    : T(0);
+      }
+    };
+    auto advance = [&]() {
+      l += kBK;
+      lq += kBK;
+      while (lq >= g.ow) {
+        lq -= int(g.ow);
+        if (++lp == g.oh) lp = 0, ++ln;
+      }
+    };
+    auto store = [&](int buf) {
+      for (int i = 0; i < 4; ++i) sm.a[buf][kl][lr + 32 * i] = ra[i];
+      for (int i = 0; i < kBLoads; ++i)
+        if (kBN % 32 == 0 || lr + 32 * i < kBN) sm.b[buf][kl][lr + 32 * i] = rb[i];
+    };
+
+    T acc[8][TN];
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+    load();
+    store(0);
+    __syncthreads();
+    for (int it = 0; it < nk; ++it) {
+      const int cur = it & 1;
+      if (it + 1 < nk) {
+        advance();
+        load();
+      }
+      multiply_tile<T, TN>(sm.a[cur], sm.b[cur], acc, tx, ty);
+      if (it + 1 < nk) store(cur ^ 1);
+      __syncthreads();
+    }
+
+    T* o = out + split * g.part_size + grp * g.kg * rows;
+    for (int i = 0; i < 8; ++i) {
+      const int64_t m = m0 + tile_row(tx, i);
+      if (m >= rows) continue;
+      for (int jj = 0; jj < TN; ++jj) {
+        const int j = n0 + TN * ty + jj;
+        if (j < g.kg) o[j * rows + m] = acc[i][jj];
+      }
+    }
+  }
+}
+
+// dw[i] = sum over splits of part[s][i], in split order (deterministic).
+template <typename T>
+__global__ void __launch_bounds__(kBlock)
+    conv2d_wgrad_reduce_kernel(int splits, int64_t n, const T* __restrict__ part,
+                               T* __restrict__ dw) {
+  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
+    T acc = part[i];
+    for (int s = 1; s < splits; ++s) acc += part[s * n + i];
+    dw[i] = acc;
+  }
+}
+
+// --- launchers ------------------------------------------------------------------------------
+
+void check_scalar(Scalar t, const char* op) {
+  if (t != Scalar::f32 && t != Scalar::f64)
+    throw std::invalid_argument(std::string(op) + ": only float32 and float64 kernels exist");
+}
+
+// Columns per thread: the smallest of 1, 2, 4 whose 16-thread span covers the columns.
+int tile_cols(int64_t cols) {
+  return cols <= 16 ? 1 : cols <= 32 ? 2 : 4;
+}
+
+dim3 gemm_grid(int64_t rows, int64_t cols, int tn, int64_t z) {
+  return dim3(static_cast<unsigned>((rows + kBM - 1) / kBM),
+              static_cast<unsigned>((cols + 16 * tn - 1) / (16 * tn)),
+              static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ));
+}
+
+template <typename T, bool kBackward>
+void launch_gather(const GatherGemm& g, const void* a, const void* w, const void* bias, void* out,
+                   gpu::Stream stream) {
+  const int tn = tile_cols(g.cols);
+  const dim3 grid = gemm_grid(g.m, g.cols, tn, g.groups);
+  const T* ap = static_cast<const T*>(a);
+  const T* wp = static_cast<const T*>(w);
+  const T* bp = static_cast<const T*>(bias);
+  T* op = static_cast<T*>(out);
+  if (tn == 1) {
+    auto* k = &conv2d_gather_gemm_kernel<T, 1, kBackward>;
+    EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, ap, wp, bp, op);
+  } else if (tn == 2) {
+    auto* k = &conv2d_gather_gemm_kernel<T, 2, kBackward>;
+    EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, ap, wp, bp, op);
+  } else {
+    auto* k = &conv2d_gather_gemm_kernel<T, 4, kBackward>;
+    EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, ap, wp, bp, op);
+  }
+}
+
+GatherGemm gather_common(const ConvShape& s) {
+  GatherGemm g{};
+  g.r = int(s.r), g.s = int(s.s);
+  g.sh = int(s.stride_h), g.sw = int(s.stride_w), g.ph = int(s.pad_h), g.pw = int(s.pad_w);
+  g.dh = int(s.dil_h), g.dw = int(s.dil_w);
+  g.groups = int(s.groups);
+  return g;
+}
+
+// The split of backward-filter's reduction: enough blocks to fill a large GPU (about 4 per
+// multiprocessor of an H100-class part), each split at least 32 steps long, at most 64 splits.
+int wgrad_splits(const ConvShape& s) {
+  const int64_t rows = s.c / s.groups * s.r * s.s, cols = s.k / s.groups;
+  const int tn = tile_cols(cols);
+  const int64_t tiles = (rows + kBM - 1) / kBM * ((cols + 16 * tn - 1) / (16 * tn)) * s.groups;
+  const int64_t want = (512 + tiles - 1) / tiles;
+  const int64_t most = s.n * s.oh * s.ow / (32 * kBK);
+  int64_t splits = want < most ? want : most;
+  splits = splits < 64 ? splits : 64;
+  return splits > 1 ? int(splits) : 1;
+}
+
+}  // namespace
+
+void conv2d_fwd_implicit_gemm(Scalar t, const ConvShape& s, const void* x, const void* w,
+                              const void* bias, void* y, gpu::Stream stream) {
+  check_scalar(t, "conv2d_fwd_implicit_gemm");
+  GatherGemm g = gather_common(s);
+  g.m = s.n * s.oh * s.ow, g.mh = s.oh, g.mw = s.ow;
+  g.cols = int(s.k / s.groups), g.ca = int(s.c / s.groups);
+  g.a_channels = s.c, g.ah = s.h, g.aw = s.w, g.out_channels = s.k;
+  g.b_a = s.r * s.s, g.b_j = int64_t(g.ca) * s.r * s.s;
+  if (g.m == 0 || g.cols == 0) return;
+  if (t == Scalar::f32)
+    launch_gather<float, false>(g, x, w, bias, y, stream);
+  else
+    launch_gather<double, false>(g, x, w, bias, y, stream);
+}
+
+void conv2d_bwd_data_implicit_gemm(Scalar t, const ConvShape& s, const void* dy, const void* w,
+                                   void* dx, gpu::Stream stream) {
+  check_scalar(t, "conv2d_bwd_data_implicit_gemm");
+  GatherGemm g = gather_common(s);
+  g.m = s.n * s.h * s.w, g.mh = s.h, g.mw = s.w;
+  g.cols = int(s.c / s.groups), g.ca = int(s.k / s.groups);
+  g.a_channels = s.k, g.ah = s.oh, g.aw = s.ow, g.out_channels = s.c;
+  g.b_a = int64_t(g.cols) * s.r * s.s, g.b_j = s.r * s.s;
+  if (g.m == 0 || g.cols == 0) return;
+  if (t == Scalar::f32)
+    launch_gather<float, true>(g, dy, w, nullptr, dx, stream);
+  else
+    launch_gather<double, true>(g, dy, w, nullptr, dx, stream);
+}
+
+size_t conv2d_implicit_gemm_workspace(Scalar t, const ConvShape& s) {
+  const int splits = wgrad_splits(s);
+  if (splits == 1) return 0;
+  const size_t item = t == Scalar::f64 ? sizeof(double) : sizeof(float);
+  return size_t(splits) * size_t(s.k * (s.c / s.groups) * s.r * s.s) * item;
+}
+
+void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* dy, const void* x,
+                                     void* dw, void* workspace, size_t ws_bytes,
+                                     gpu::Stream stream) {
+  check_scalar(t, "conv2d_bwd_filter_implicit_gemm");
+  WgradGemm g{};
+  g.n = s.n, g.c = s.c, g.h = s.h, g.w = s.w, g.k = s.k, g.oh = s.oh, g.ow = s.ow;
+  g.cg = int(s.c / s.groups), g.kg = int(s.k / s.groups), g.r = int(s.r), g.s = int(s.s);
+  g.sh = int(s.stride_h), g.sw = int(s.stride_w), g.ph = int(s.pad_h), g.pw = int(s.pad_w);
+  g.dh = int(s.dil_h), g.dw = int(s.dil_w);
+  g.groups = int(s.groups);
+  g.splits = wgrad_splits(s);
+  g.part_size = s.k * g.cg * s.r * s.s;
+  if (g.part_size == 0) return;
+  const int64_t total = s.n * s.oh * s.ow;
+  g.chunk = ((total + g.splits - 1) / g.splits + kBK - 1) / kBK * kBK;
+  if (ws_bytes < conv2d_implicit_gemm_workspace(t, s))
+    throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
+  void* out = g.splits > 1 ? workspace : dw;
+  const int64_t rows = int64_t(g.cg) * s.r * s.s;
+  const int tn = tile_cols(g.kg);
+  const dim3 grid = gemm_grid(rows, g.kg, tn, int64_t(g.groups) * g.splits);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* d = static_cast<const T*>(dy);
+    const T* xp = static_cast<const T*>(x);
+    T* op = static_cast<T*>(out);
+    if (tn == 1) {
+      auto* k = &conv2d_wgrad_gemm_kernel<T, 1>;
+      EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, d, xp, op);
+    } else if (tn == 2) {
+      auto* k = &conv2d_wgrad_gemm_kernel<T, 2>;
+      EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, d, xp, op);
+    } else {
+      auto* k = &conv2d_wgrad_gemm_kernel<T, 4>;
+      EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, d, xp, op);
+    }
+    if (g.splits > 1)
+      EMBER_LAUNCH(conv2d_wgrad_reduce_kernel<T>, dim3(blocks_for(g.part_size)), dim3(kBlock), 0,
+                   stream, g.splits, g.part_size, static_cast<const T*>(out), static_cast<T*>(dw));
+  };
+  if (t == Scalar::f32)
+    run(float(0));
+  else
+    run(double(0));
+}
+
+}  // namespace ember::kernels::EMBER_KERNEL_NS

@@ -1,0 +1,259 @@
+// conv2d on the GPU backends: both GPU algorithms (gpu_direct, implicit_gemm), in every
+// direction and every thread order, against the cpu's direct convolution in float64, on odd
+// shapes (batch 1, channels not a multiple of 8, sizes that straddle the tiles, 1x1 and 5x5,
+// stride, padding, dilation, groups, depthwise, M = N = K = 1, split-K backward-filter) and
+// non-contiguous operands; empty shapes; mixed devices; gradcheck through autograd in float64.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "autograd/conv2d.h"
+#include "autograd/engine.h"
+#include "autograd/functions.h"
+#include "autograd/gradcheck.h"
+#include "cuda/cuda_test_util.h"
+#include "ops/conv2d.h"
+#include "ops/conv_algo.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+
+namespace ember::test {
+namespace {
+
+using ops::Conv2dParams;
+
+const char* const kGpuAlgos[] = {"gpu_direct", "implicit_gemm"};
+
+Conv2dParams params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                    int64_t g) {
+  Conv2dParams p;
+  p.stride = {sh, sw}, p.padding = {ph, pw}, p.dilation = {dh, dw}, p.groups = g;
+  return p;
+}
+
+struct Case {
+  const char* name;
+  int64_t n, c, h, w, k, r, s;
+  Conv2dParams p;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = {
+      {"3x3 pad 1, 7x9, C=3 K=5", 2, 3, 7, 9, 5, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
+      {"batch 1, 1x1, 13x11, C=5 K=7", 1, 5, 13, 11, 7, 1, 1, params(1, 1, 0, 0, 1, 1, 1)},
+      {"5x5 stride 2 pad 2, C=7", 2, 7, 13, 11, 6, 5, 5, params(2, 2, 2, 2, 1, 1, 1)},
+      {"dilation 2", 1, 3, 9, 10, 4, 3, 3, params(1, 1, 2, 1, 2, 2, 1)},
+      {"groups 2", 2, 6, 7, 9, 4, 3, 3, params(1, 1, 1, 1, 1, 1, 2)},
+      {"depthwise stride 2", 2, 5, 9, 7, 5, 3, 3, params(2, 2, 1, 1, 1, 1, 5)},
+      {"M = N = K = 1", 1, 1, 1, 1, 1, 1, 1, params(1, 1, 0, 0, 1, 1, 1)},
+      {"stride (2, 3), pad (1, 0), dilation (1, 2), groups 2", 1, 4, 11, 13, 6, 3, 2,
+       params(2, 3, 1, 0, 1, 2, 2)},
+      {"1x1 stride 3 padding 1", 2, 3, 8, 8, 4, 1, 1, params(3, 3, 1, 1, 1, 1, 1)},
+      {"40 filters, 36 channels (widest tiles)", 1, 36, 6, 5, 40, 3, 3,
+       params(1, 1, 1, 1, 1, 1, 1)},
+      {"long reduction (split-K backward-filter)", 4, 3, 16, 17, 8, 3, 3,
+       params(1, 1, 1, 1, 1, 1, 1)},
+      {"several tiles in every dimension, groups 2", 2, 16, 20, 19, 144, 3, 3,
+       params(1, 1, 1, 1, 1, 1, 2)},
+  };
+  return c;
+}
+
+// Restores the registry's policy after a test forces algorithms.
+struct PolicyGuard {
+  ~PolicyGuard() {
+    ops::set_conv_algo("");
+    ops::clear_conv_algo_cache();
+  }
+};
+
+double scale_of(const Tensor& ref) {
+  const double m = ref.numel() == 0 ? 0.0 : ops::amax(ops::abs(ref)).item();
+  return m > 0 ? m : 1.0;
+}
+
+// got (on the device) against a float64 cpu reference: rtol relative to the element and to the
+// largest magnitude of the reference.
+void check_conv(const Tensor& got, const Tensor& want, DType t) {
+  CHECK(got.device() == emu());
+  CHECK(got.dtype() == t);
+  const double tol = t == kFloat32 ? 1e-4 : 1e-10;
+  check_close(got, want, tol, tol * scale_of(want));
+}
+
+std::string device_name(Device d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in every thread order") {
+  PolicyGuard guard;
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  const Layout layouts[] = {Layout::contiguous, Layout::transposed, Layout::sliced};
+  for (size_t ci = 0; ci < cases().size(); ++ci) {
+    const Case& cs = cases()[ci];
+    CAPTURE(cs.name);
+    const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
+    const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
+    for (DType t : {kFloat32, kFloat64}) {
+      CAPTURE(t);
+      // Operands on the device in a layout that changes from case to case.
+      const Layout layout = layouts[ci % 3];
+      CAPTURE(layout_name(layout));
+      const Tensor x = device_operand(xs, t, layout, emu(), -1, 1, g);
+      const Tensor w = device_operand(ws, t, layouts[(ci + 1) % 3], emu(), -1, 1, g);
+      const Tensor b = device_operand({cs.k}, t, Layout::contiguous, emu(), -1, 1, g);
+      const Tensor dy = device_operand(ys, t, layouts[(ci + 2) % 3], emu(), -1, 1, g);
+      const Tensor xr = x.to(kCPU, kFloat64), wr = w.to(kCPU, kFloat64);
+      const Tensor br = b.to(kCPU, kFloat64), dyr = dy.to(kCPU, kFloat64);
+      ops::set_conv_algo("direct");
+      const Tensor y_ref = ops::conv2d(xr, wr, br, cs.p);
+      const Tensor y_nobias_ref = ops::conv2d(xr, wr, Tensor(), cs.p);
+      const Tensor dx_ref = ops::conv2d_backward_data(dyr, wr, xs, cs.p);
+      const Tensor dw_ref = ops::conv2d_backward_filter(dyr, xr, ws, cs.p);
+      for (const char* algo : kGpuAlgos) {
+        CAPTURE(algo);
+        ops::set_conv_algo(algo);
+        for (const auto& cfg : emu_orders()) {
+          simt_test::ScopedOptions scoped(cfg);
+          CAPTURE(cfg.name());
+          check_conv(ops::conv2d(x, w, b, cs.p), y_ref, t);
+          check_conv(ops::conv2d(x, w, Tensor(), cs.p), y_nobias_ref, t);
+          check_conv(ops::conv2d_backward_data(dy, w, xs, cs.p), dx_ref, t);
+          check_conv(ops::conv2d_backward_filter(dy, x, ws, cs.p), dw_ref, t);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones refuse the device") {
+  PolicyGuard guard;
+  const Conv2dParams p = params(1, 1, 1, 1, 1, 1, 1);
+  for (ops::ConvDirection d : {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
+                               ops::ConvDirection::backward_filter}) {
+    const ops::ConvKey key =
+        ops::conv2d_key(d, {8, 16, 16, 16}, {32, 16, 3, 3}, kFloat32, emu(), p);
+    const ops::ConvSelection sel = ops::explain_conv_algos(key);
+    CHECK(sel.chosen == "implicit_gemm");
+    for (const ops::ConvCandidate& c : sel.candidates) {
+      CAPTURE(c.name);
+      CHECK(c.supported == (c.backend == ops::ConvBackend::ember_cuda));
+      if (c.backend == ops::ConvBackend::cpu) check_message(c.reason, {"runs on the cpu only"});
+      if (c.backend == ops::ConvBackend::ember_cuda) CHECK(c.deterministic);
+    }
+    const ops::ConvKey cpu_key =
+        ops::conv2d_key(d, {8, 16, 16, 16}, {32, 16, 3, 3}, kFloat32, kCPU, p);
+    for (const ops::ConvCandidate& c : ops::explain_conv_algos(cpu_key).candidates)
+      CHECK(c.supported == (c.backend == ops::ConvBackend::cpu));
+  }
+  // A long reduction over few tiles: backward-filter splits it and asks for a workspace.
+  const ops::ConvKey split = ops::conv2d_key(ops::ConvDirection::backward_filter, {4, 3, 16, 17},
+                                             {8, 3, 3, 3}, kFloat32, emu(), p);
+  for (const ops::ConvCandidate& c : ops::explain_conv_algos(split).candidates)
+    if (c.name == "implicit_gemm") CHECK(c.workspace_bytes == 4 * 8 * 27 * sizeof(float));
+  // Depthwise: a GEMM tile would be mostly empty, so the direct kernels win.
+  const ops::ConvKey dw =
+      ops::conv2d_key(ops::ConvDirection::forward, {8, 32, 16, 16}, {32, 1, 3, 3}, kFloat32, emu(),
+                      params(1, 1, 1, 1, 1, 1, 32));
+  CHECK(ops::explain_conv_algos(dw).chosen == "gpu_direct");
+  // Unforced, a convolution on the device runs there.
+  std::mt19937 g(fresh_seed());
+  const Tensor x = device_operand({1, 3, 6, 5}, kFloat64, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor w = device_operand({2, 3, 3, 3}, kFloat64, Layout::contiguous, emu(), -1, 1, g);
+  ops::set_conv_algo("direct");
+  const Tensor ref = ops::conv2d(x.cpu(), w.cpu(), Tensor(), p);
+  ops::set_conv_algo("");
+  check_conv(ops::conv2d(x, w, Tensor(), p), ref, kFloat64);
+}
+
+TEST_CASE("emu conv2d: empty batch, no input channels, mixed devices") {
+  PolicyGuard guard;
+  for (const char* algo : kGpuAlgos) {
+    CAPTURE(algo);
+    ops::set_conv_algo(algo);
+    const Tensor x0 = zeros({0, 3, 5, 5}, {kFloat32, emu()});
+    const Tensor w = ones({2, 3, 3, 3}, {kFloat32, emu()});
+    const Tensor y = ops::conv2d(x0, w, Tensor(), {});
+    CHECK(y.shape() == Shape{0, 2, 3, 3});
+    CHECK(y.device() == emu());
+    const Tensor dy0 = zeros({0, 2, 3, 3}, {kFloat32, emu()});
+    const Tensor dx = ops::conv2d_backward_data(dy0, w, x0.shape(), {});
+    CHECK(dx.shape() == Shape{0, 3, 5, 5});
+    const Tensor dw = ops::conv2d_backward_filter(dy0, x0, w.shape(), {});
+    CHECK(dw.device() == emu());
+    check_close(dw, zeros({2, 3, 3, 3}, kFloat64), 0, 0);
+
+    // No input channels: y is the bias everywhere.
+    const Tensor xc = zeros({2, 0, 4, 4}, {kFloat64, emu()});
+    const Tensor wc = zeros({3, 0, 3, 3}, {kFloat64, emu()});
+    const Tensor bias = from_vector(std::vector<double>{1, -2, 3}, {3}).to(emu());
+    const Tensor yc = ops::conv2d(xc, wc, bias, params(1, 1, 1, 1, 1, 1, 1));
+    CHECK(yc.device() == emu());
+    check_close(yc, bias.cpu().view({1, 3, 1, 1}).expand({2, 3, 4, 4}), 0, 0);
+    check_close(ops::conv2d(xc, wc, Tensor(), {}), zeros({2, 3, 2, 2}, kFloat64), 0, 0);
+  }
+  // Operands on different devices: a DeviceError naming both.
+  const Tensor x = ones({1, 2, 5, 5}, {kFloat32, emu()}), w = ones({3, 2, 3, 3});
+  const Tensor dy = ones({1, 3, 3, 3}, {kFloat32, emu()});
+  const std::string e = device_name(emu());
+  auto expect = [&](auto&& f, const char* op) {
+    try {
+      f();
+      FAIL("expected a DeviceError");
+    } catch (const DeviceError& err) {
+      check_message(err.what(), {op, e, "cpu"});
+    }
+  };
+  expect([&] { ops::conv2d(x, w, Tensor(), {}); }, "conv2d");
+  expect([&] { ops::conv2d(x, w.to(emu()), ones({3}), {}); }, "conv2d");
+  expect([&] { ops::conv2d_backward_data(dy, w, x.shape(), {}); }, "conv2d_backward_data");
+  expect([&] { ops::conv2d_backward_filter(dy, x.cpu(), w.shape(), {}); },
+         "conv2d_backward_filter");
+}
+
+TEST_CASE("emu conv2d: gradcheck through autograd in float64 with each GPU algorithm") {
+  PolicyGuard guard;
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  struct C {
+    const char* name;
+    Shape x, w;
+    Conv2dOptions o;
+  };
+  const std::vector<C> cs = {
+      {"stride 2 padding 1", {1, 2, 5, 4}, {2, 2, 3, 3}, Conv2dOptions().stride(2).padding(1)},
+      {"dilation 2 padding (2, 1)",
+       {1, 1, 5, 5},
+       {2, 1, 3, 2},
+       Conv2dOptions().dilation(2).padding(2, 1)},
+      {"groups 2", {1, 4, 4, 3}, {2, 2, 2, 2}, Conv2dOptions().groups(2).padding(1)},
+  };
+  auto leaf = [&](const Shape& s) {
+    Tensor t = device_operand(s, kFloat64, Layout::contiguous, emu(), -1, 1, g);
+    requires_grad_(t);
+    return t;
+  };
+  for (const char* algo : kGpuAlgos) {
+    CAPTURE(algo);
+    ops::set_conv_algo(algo);
+    for (const C& c : cs) {
+      CAPTURE(c.name);
+      const std::vector<Tensor> in{leaf(c.x), leaf(c.w), leaf({c.w[0]})};
+      const Conv2dOptions o = c.o;
+      std::string why;
+      const bool ok = gradcheck(
+          [o](const std::vector<Tensor>& v) { return conv2d(v[0], v[1], v[2], o); }, in, {}, &why);
+      CAPTURE(why);
+      CHECK(ok);
+    }
+  }
+}
+
+}  // namespace ember::test
