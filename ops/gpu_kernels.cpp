@@ -30,6 +30,8 @@ namespace {
     /* pooling, batch norm */                              \
     /* */                                                  \
     /* activations, softmax, losses, dropout */            \
+    k.activation_fwd = &kernels::ns::activation_fwd;       \
+    k.activation_bwd = &kernels::ns::activation_bwd;       \
     /* */                                                  \
     return k;                                              \
   }()

@@ -17,6 +17,7 @@
 // pooling, batch norm
 
 // activations, softmax, losses, dropout
+#include "kernels/cuda/activation.cuh"
 
 #include "runtime/tensor.h"
 
@@ -42,6 +43,8 @@ struct GpuKernels {
   // pooling, batch norm
 
   // activations, softmax, losses, dropout
+  decltype(&kernels::emu::activation_fwd) activation_fwd;
+  decltype(&kernels::emu::activation_bwd) activation_bwd;
 };
 
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying
