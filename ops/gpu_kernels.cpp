@@ -32,6 +32,8 @@ namespace {
     /* activations, softmax, losses, dropout */            \
     k.activation_fwd = &kernels::ns::activation_fwd;       \
     k.activation_bwd = &kernels::ns::activation_bwd;       \
+    k.softmax_fwd = &kernels::ns::softmax_fwd;             \
+    k.softmax_bwd = &kernels::ns::softmax_bwd;             \
     /* */                                                  \
     return k;                                              \
   }()

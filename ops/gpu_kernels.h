@@ -18,6 +18,7 @@
 
 // activations, softmax, losses, dropout
 #include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/softmax.cuh"
 
 #include "runtime/tensor.h"
 
@@ -45,6 +46,8 @@ struct GpuKernels {
   // activations, softmax, losses, dropout
   decltype(&kernels::emu::activation_fwd) activation_fwd;
   decltype(&kernels::emu::activation_bwd) activation_bwd;
+  decltype(&kernels::emu::softmax_fwd) softmax_fwd;
+  decltype(&kernels::emu::softmax_bwd) softmax_bwd;
 };
 
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying
