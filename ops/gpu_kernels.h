@@ -18,6 +18,7 @@
 
 // activations, softmax, losses, dropout
 #include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/loss.cuh"
 #include "kernels/cuda/softmax.cuh"
 
 #include "runtime/tensor.h"
@@ -48,6 +49,11 @@ struct GpuKernels {
   decltype(&kernels::emu::activation_bwd) activation_bwd;
   decltype(&kernels::emu::softmax_fwd) softmax_fwd;
   decltype(&kernels::emu::softmax_bwd) softmax_bwd;
+  decltype(&kernels::emu::cross_entropy_fwd) cross_entropy_fwd;
+  decltype(&kernels::emu::nll_fwd) nll_fwd;
+  decltype(&kernels::emu::nll_bwd) nll_bwd;
+  decltype(&kernels::emu::mse_fwd) mse_fwd;
+  decltype(&kernels::emu::mse_bwd) mse_bwd;
 };
 
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying
