@@ -39,6 +39,8 @@ namespace {
     k.nll_bwd = &kernels::ns::nll_bwd;                     \
     k.mse_fwd = &kernels::ns::mse_fwd;                     \
     k.mse_bwd = &kernels::ns::mse_bwd;                     \
+    k.dropout_fwd = &kernels::ns::dropout_fwd;             \
+    k.dropout_bwd = &kernels::ns::dropout_bwd;             \
     /* */                                                  \
     return k;                                              \
   }()

@@ -18,6 +18,7 @@
 
 // activations, softmax, losses, dropout
 #include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/dropout.cuh"
 #include "kernels/cuda/loss.cuh"
 #include "kernels/cuda/softmax.cuh"
 
@@ -54,6 +55,8 @@ struct GpuKernels {
   decltype(&kernels::emu::nll_bwd) nll_bwd;
   decltype(&kernels::emu::mse_fwd) mse_fwd;
   decltype(&kernels::emu::mse_bwd) mse_bwd;
+  decltype(&kernels::emu::dropout_fwd) dropout_fwd;
+  decltype(&kernels::emu::dropout_bwd) dropout_bwd;
 };
 
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying
