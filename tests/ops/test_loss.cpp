@@ -10,8 +10,8 @@
 #include "autograd/linear.h"
 #include "autograd/loss.h"
 #include "autograd/softmax.h"
-#include "ops/dropout.h"
 #include "op_test_util.h"
+#include "ops/dropout.h"
 
 using namespace ember;
 using namespace ember::test;
@@ -171,8 +171,8 @@ TEST_CASE("nn ops reject bad input with typed errors naming the op") {
   expect([&] { dropout(zeros({2}), -0.1); }, ValueError{""}, {"dropout", "-0.1"});
   expect(
       [&] {
-        ops::dropout_backward(zeros({2}), fake_device_tensor({2}, kBool, Device(DeviceType::EMU, 0)),
-                              0.5);
+        ops::dropout_backward(zeros({2}),
+                              fake_device_tensor({2}, kBool, Device(DeviceType::EMU, 0)), 0.5);
       },
       DeviceError{""}, {"dropout_backward", "cpu", "emu"});
   // linear
