@@ -1,18 +1,32 @@
-// Activations: checks, output allocation, then kernels/cpu/activation on contiguous data.
+// Activations: checks, output allocation, then kernels/cpu/activation (cpu) or
+// kernels/cuda/activation (cuda, emu) on contiguous data.
 #include "ops/activation.h"
 
 #include "kernels/cpu/activation.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
 namespace kc = kernels::cpu;
 using kc::Activation;
 
+static_assert(static_cast<int>(Activation::softplus) ==
+                  static_cast<int>(gpu_types::ActKind::softplus) &&
+              static_cast<int>(Activation::gelu_tanh) ==
+                  static_cast<int>(gpu_types::ActKind::gelu_tanh));
+
 namespace {
 
+gpu_types::ActKind gpu_act(Activation a) {
+  return static_cast<gpu_types::ActKind>(a);
+}
+
+gpu_types::ActParams gpu_params(const kc::ActivationParams& p) {
+  return {p.alpha, p.beta, p.threshold};
+}
+
 void check_float(const char* op, const Tensor& x) {
-  check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
                     ": expected a float32 or float64 tensor, got ", x.dtype(),
                     " (convert with "
@@ -22,22 +36,33 @@ void check_float(const char* op, const Tensor& x) {
 Tensor forward(Activation a, const char* op, const Tensor& x_in, kc::ActivationParams p = {}) {
   check_float(op, x_in);
   const Tensor x = x_in.contiguous();
-  Tensor y = empty(x.shape(), {x.dtype(), kCPU});
-  if (y.numel() > 0) kc::activation_fwd_cpu(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr());
+  const Device dev = x.device();
+  Tensor y = empty(x.shape(), {x.dtype(), dev});
+  if (y.numel() == 0) return y;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).activation_fwd(gpu_act(a), gpu_scalar(x.dtype(), op), gpu_params(p),
+                                         y.numel(), x.data_ptr(), y.data_ptr(), nullptr);
+  else
+    kc::activation_fwd_cpu(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr());
   return y;
 }
 
 Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& s_in,
                 kc::ActivationParams p = {}) {
   check_float(op, s_in);
-  check_cpu_operands(op, {&s_in, &g_in});
+  const Device dev = check_same_device(op, {&s_in, &g_in});
   EMBER_CHECK_SHAPE(g_in.shape() == s_in.shape(), op, ": expected grad_out of shape ", s_in.shape(),
                     ", got ", g_in.shape());
   EMBER_CHECK_DTYPE(g_in.dtype() == s_in.dtype(), op, ": expected grad_out of dtype ", s_in.dtype(),
                     ", got ", g_in.dtype());
   const Tensor s = s_in.contiguous(), g = g_in.contiguous();
-  Tensor dx = empty(s.shape(), {s.dtype(), kCPU});
-  if (dx.numel() > 0)
+  Tensor dx = empty(s.shape(), {s.dtype(), dev});
+  if (dx.numel() == 0) return dx;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).activation_bwd(gpu_act(a), gpu_scalar(s.dtype(), op), gpu_params(p),
+                                         dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr(),
+                                         nullptr);
+  else
     kc::activation_bwd_cpu(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr());
   return dx;
 }

@@ -1,9 +1,10 @@
 // Pointwise activations and their backward ops, with PyTorch's definitions.
 //
-// requires: float32 or float64 tensors on the cpu (DTypeError / DeviceError naming the op
-//           otherwise); backward ops: grad_out of the same shape, dtype and device as the saved
-//           tensor (ShapeError / DTypeError). Inputs may be non-contiguous.
-// ensures:  a new contiguous tensor of the input's shape and dtype.
+// requires: float32 or float64 tensors on any device (DTypeError naming the op otherwise);
+//           backward ops: grad_out of the same shape, dtype and device as the saved tensor
+//           (ShapeError / DTypeError / DeviceError naming both devices). Inputs may be
+//           non-contiguous.
+// ensures:  a new contiguous tensor of the input's shape, dtype and device.
 // These ops are autograd-free; autograd/activation.h holds the differentiable functions.
 #pragma once
 

@@ -1,26 +1,39 @@
 // Dropout: checks, the generator's stream reservation, output allocation, then
-// kernels/cpu/dropout.
+// kernels/cpu/dropout (cpu) or kernels/cuda/dropout (cuda, emu), which draw the same mask.
 #include "ops/dropout.h"
 
 #include "kernels/cpu/dropout.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
 namespace kc = kernels::cpu;
 
+namespace {
+void check_float(const char* op, const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 tensor, got ", x.dtype());
+}
+}  // namespace
+
 DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* gen) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1, "dropout: expected a probability 0 <= p <= 1, got ", p);
-  check_cpu_float("dropout", x_in);
+  check_float("dropout", x_in);
+  const Device dev = x_in.device();
   if (!training || p == 0) return {x_in, Tensor()};
-  if (p == 1) return {zeros(x_in.shape(), {x_in.dtype(), kCPU}), Tensor()};
+  if (p == 1) return {zeros(x_in.shape(), {x_in.dtype(), dev}), Tensor()};
   const Tensor x = x_in.contiguous();
-  DropoutOutput r{empty(x.shape(), {x.dtype(), kCPU}), empty(x.shape(), {kBool, kCPU})};
+  DropoutOutput r{empty(x.shape(), {x.dtype(), dev}), empty(x.shape(), {kBool, dev})};
   const int64_t n = x.numel();
   Generator& g = gen ? *gen : default_generator();
   const uint64_t seed = g.seed();
   const uint64_t offset = g.reserve(static_cast<uint64_t>(n));
-  if (n > 0)
+  if (n > 0 && dev.is_gpu_like())
+    gpu_kernels(dev.type).dropout_fwd(gpu_scalar(x.dtype(), "dropout"), n, seed, offset, p,
+                                      1.0 / (1.0 - p), x.data_ptr(), r.mask.data<bool>(),
+                                      r.out.data_ptr(), nullptr);
+  else if (n > 0)
     kc::dropout_fwd_cpu(x.dtype(), n, seed, offset, p, 1.0 / (1.0 - p), x.data_ptr(),
                         r.mask.data<bool>(), r.out.data_ptr());
   return r;
@@ -29,14 +42,18 @@ DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* ge
 Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
   const char* op = "dropout_backward";
   EMBER_CHECK_VALUE(p >= 0 && p < 1, op, ": expected 0 <= p < 1, got ", p);
-  check_cpu_float(op, grad_out);
-  check_cpu_operands(op, {&grad_out, &mask});
+  check_float(op, grad_out);
+  const Device dev = check_same_device(op, {&grad_out, &mask});
   EMBER_CHECK_DTYPE(mask.dtype() == kBool, op, ": expected a bool mask, got ", mask.dtype());
   EMBER_CHECK_SHAPE(mask.shape() == grad_out.shape(), op, ": expected a mask of shape ",
                     grad_out.shape(), ", got ", mask.shape());
   const Tensor g = grad_out.contiguous(), m = mask.contiguous();
-  Tensor dx = empty(g.shape(), {g.dtype(), kCPU});
-  if (dx.numel() > 0)
+  Tensor dx = empty(g.shape(), {g.dtype(), dev});
+  if (dx.numel() == 0) return dx;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).dropout_bwd(gpu_scalar(g.dtype(), op), g.numel(), 1.0 / (1.0 - p),
+                                      m.data<bool>(), g.data_ptr(), dx.data_ptr(), nullptr);
+  else
     kc::dropout_bwd_cpu(g.dtype(), g.numel(), 1.0 / (1.0 - p), m.data<bool>(), g.data_ptr(),
                         dx.data_ptr());
   return dx;

@@ -37,6 +37,17 @@ namespace {
     /* pooling, batch norm */                              \
     /* */                                                  \
     /* activations, softmax, losses, dropout */            \
+    k.activation_fwd = &kernels::ns::activation_fwd;       \
+    k.activation_bwd = &kernels::ns::activation_bwd;       \
+    k.softmax_fwd = &kernels::ns::softmax_fwd;             \
+    k.softmax_bwd = &kernels::ns::softmax_bwd;             \
+    k.cross_entropy_fwd = &kernels::ns::cross_entropy_fwd; \
+    k.nll_fwd = &kernels::ns::nll_fwd;                     \
+    k.nll_bwd = &kernels::ns::nll_bwd;                     \
+    k.mse_fwd = &kernels::ns::mse_fwd;                     \
+    k.mse_bwd = &kernels::ns::mse_bwd;                     \
+    k.dropout_fwd = &kernels::ns::dropout_fwd;             \
+    k.dropout_bwd = &kernels::ns::dropout_bwd;             \
     /* */                                                  \
     return k;                                              \
   }()

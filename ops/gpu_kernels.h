@@ -19,6 +19,10 @@
 // pooling, batch norm
 
 // activations, softmax, losses, dropout
+#include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/dropout.cuh"
+#include "kernels/cuda/loss.cuh"
+#include "kernels/cuda/softmax.cuh"
 
 #include "runtime/tensor.h"
 
@@ -51,6 +55,17 @@ struct GpuKernels {
   // pooling, batch norm
 
   // activations, softmax, losses, dropout
+  decltype(&kernels::emu::activation_fwd) activation_fwd;
+  decltype(&kernels::emu::activation_bwd) activation_bwd;
+  decltype(&kernels::emu::softmax_fwd) softmax_fwd;
+  decltype(&kernels::emu::softmax_bwd) softmax_bwd;
+  decltype(&kernels::emu::cross_entropy_fwd) cross_entropy_fwd;
+  decltype(&kernels::emu::nll_fwd) nll_fwd;
+  decltype(&kernels::emu::nll_bwd) nll_bwd;
+  decltype(&kernels::emu::mse_fwd) mse_fwd;
+  decltype(&kernels::emu::mse_bwd) mse_bwd;
+  decltype(&kernels::emu::dropout_fwd) dropout_fwd;
+  decltype(&kernels::emu::dropout_bwd) dropout_bwd;
 };
 
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying

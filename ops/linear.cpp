@@ -1,8 +1,10 @@
-// linear: checks, then one GEMM on x viewed as a matrix and an in-place bias add.
+// linear: checks, then one GEMM on x viewed as a matrix (w^T a strided view) and an in-place
+// bias add: kernels/cpu/linear on the cpu, the elementwise add with a broadcast bias on a GPU.
 #include "ops/linear.h"
 
 #include "kernels/cpu/linear.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 
@@ -11,8 +13,8 @@ namespace ember::ops {
 namespace {
 
 void check_linear(const char* op, const Tensor& x, const Tensor& w, const Tensor& b) {
-  check_cpu_operands(op, {&x, &w});
-  if (b.defined()) check_cpu_operands(op, {&x, &b});
+  check_same_device(op, {&x, &w});
+  if (b.defined()) check_same_device(op, {&x, &b});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
                     ": expected a float32 or float64 input, got ", x.dtype());
   EMBER_CHECK_DTYPE(w.dtype() == x.dtype() && (!b.defined() || b.dtype() == x.dtype()), op,
@@ -41,7 +43,16 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor y = mm(x.reshape({-1, in}), w.t());
   if (b.defined() && y.numel() > 0) {
     const Tensor bc = b.contiguous();
-    kernels::cpu::add_bias_rows_cpu(y.dtype(), y.size(0), out_f, bc.data_ptr(), y.data_ptr());
+    if (y.device().is_gpu_like()) {
+      // y += b in place: y is contiguous [rows, out], b read with a zero stride over the rows.
+      gpu_types::StridedIndex<2> index;
+      make_strided_index<2>(y.shape(), {y.strides(), broadcast_strides(bc, y.shape())}, index);
+      gpu_kernels(y.device().type)
+          .binary_strided(gpu_types::BinaryOp::add, gpu_scalar(y.dtype(), "linear"), index,
+                          y.data_ptr(), y.data_ptr(), bc.data_ptr(), nullptr);
+    } else {
+      kernels::cpu::add_bias_rows_cpu(y.dtype(), y.size(0), out_f, bc.data_ptr(), y.data_ptr());
+    }
   }
   return y.view(with_last(x.shape(), out_f));
 }
@@ -50,7 +61,7 @@ LinearGrads linear_backward(const Tensor& grad_out, const Tensor& x, const Tenso
                             bool want_input, bool want_weight, bool want_bias) {
   const char* op = "linear_backward";
   check_linear(op, x, w, Tensor());
-  check_cpu_operands(op, {&x, &grad_out});
+  check_same_device(op, {&x, &grad_out});
   EMBER_CHECK_SHAPE(grad_out.shape() == with_last(x.shape(), w.size(0)), op,
                     ": expected grad_out of shape ", with_last(x.shape(), w.size(0)), ", got ",
                     grad_out.shape());

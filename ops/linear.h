@@ -1,7 +1,8 @@
 // The linear (fully connected) layer: y = x @ w^T + b.
 //
 // requires: x [..., in] (1 or more dims), w [out, in], b undefined or [out]; all float32 or all
-//           float64, on the cpu (ShapeError / DTypeError / DeviceError naming the op otherwise).
+//           float64, on one device (ShapeError / DTypeError / DeviceError naming the op
+//           otherwise).
 // ensures:  y [..., out], contiguous. x, w may be non-contiguous views; w^T is never copied.
 // These ops are autograd-free; autograd/linear.h holds the differentiable function.
 #pragma once

@@ -1,5 +1,7 @@
-// Losses: checks (shapes, the int64 target, labels in range), then kernels/cpu/loss; cross
-// entropy runs kernels/cpu/softmax over the class dim first and keeps its output for backward.
+// Losses: checks (shapes, the int64 target, labels in range), then kernels/cpu/loss (cpu) or
+// kernels/cuda/loss (cuda, emu). On the cpu cross entropy runs kernels/cpu/softmax over the
+// class dim first; on a GPU one kernel computes the log-probabilities and the loss per row. Both
+// keep the log-probabilities for the backward.
 #include "ops/loss.h"
 
 #include <cmath>
@@ -8,6 +10,7 @@
 #include "kernels/cpu/loss.h"
 #include "kernels/cpu/softmax.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -35,7 +38,7 @@ std::string format_index(std::vector<int64_t> idx) {
 }
 
 kc::NllShape check_classification(const char* op, const Tensor& input, const Tensor& target) {
-  check_cpu_operands(op, {&input, &target});
+  check_same_device(op, {&input, &target});
   check_float(op, "input", input);
   EMBER_CHECK_SHAPE(input.dim() >= 2, op,
                     ": expected input of shape [N, C] or [N, C, d1, ...], got ", input.shape());
@@ -49,6 +52,13 @@ kc::NllShape check_classification(const char* op, const Tensor& input, const Ten
   return s;
 }
 
+// Note [Targets on the host]
+// On a GPU device the labels are checked (and the positions not ignored counted) on the host,
+// after one copy of the targets from the device: NllOutput::count is a host value that the
+// backward's mean needs, so the op waits for the targets either way, and an error then names the
+// label and its position exactly as on the cpu. The kernels trust the targets they are given.
+//
+// requires: target contiguous int64 on the cpu.
 void check_labels(const char* op, const kc::NllShape& s, const Tensor& target,
                   int64_t ignore_index) {
   const int64_t bad = kc::nll_find_bad_target_cpu(s, ignore_index, target.data<int64_t>());
@@ -80,6 +90,44 @@ NllOutput reduce(DType t, const kc::NllShape& s, Reduction r, int64_t ignore_ind
   return out;
 }
 
+// The GPU form of `reduce` (and, for cross entropy, of the log_softmax before it): labels
+// checked and counted on the host (Note [Targets on the host]), then one kernel for the
+// per-position losses and, for Mean/Sum, one that sums them on the device. `x` is the logits
+// (fused) or the log-probabilities, contiguous on the device.
+NllOutput nll_gpu(const char* op, bool fused, const kc::NllShape& s, Reduction r,
+                  int64_t ignore_index, double eps, const Tensor& x, const Tensor& target) {
+  const Device dev = x.device();
+  const Tensor host_target = target.cpu();
+  check_labels(op, s, host_target, ignore_index);
+  NllOutput out;
+  const int64_t* tv = host_target.data<int64_t>();
+  for (int64_t p = 0; p < s.n * s.s; ++p) out.count += tv[p] != ignore_index;
+  const DType t = x.dtype();
+  Tensor per, scratch;
+  if (r == Reduction::None) {
+    per = empty({s.n * s.s}, {t, dev});
+    out.loss = per.view(target.shape());
+  } else {
+    scratch = empty({s.n * s.s}, {kFloat64, dev});
+    out.loss = empty({}, {t, dev});
+  }
+  const double divisor = r == Reduction::Mean ? static_cast<double>(out.count) : 1.0;
+  void* total = r == Reduction::None ? nullptr : out.loss.data_ptr();
+  double* acc = scratch.defined() ? scratch.data<double>() : nullptr;
+  void* per_ptr = per.defined() ? per.data_ptr() : nullptr;
+  const gpu_types::NllDims d{s.n, s.c, s.s, ignore_index, eps};
+  const GpuKernels& k = gpu_kernels(dev.type);
+  if (fused) {
+    out.log_probs = empty(x.shape(), {t, dev});
+    k.cross_entropy_fwd(gpu_scalar(t, op), d, x.data_ptr(), target.data<int64_t>(),
+                        out.log_probs.data_ptr(), per_ptr, acc, divisor, total, nullptr);
+  } else {
+    k.nll_fwd(gpu_scalar(t, op), d, x.data_ptr(), target.data<int64_t>(), per_ptr, acc, divisor,
+              total, nullptr);
+  }
+  return out;
+}
+
 // grad_out's stride per position and the extra factor of the reduction.
 std::pair<int64_t, double> grad_layout(const char* op, const Tensor& g, const Shape& target,
                                        Reduction r, int64_t count) {
@@ -96,14 +144,19 @@ Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Te
                     const Tensor& target_in, int64_t ignore_index, Reduction r, double eps,
                     int64_t count) {
   const kc::NllShape s = check_classification(op, lp_in, target_in);
-  check_cpu_operands(op, {&lp_in, &grad_out});
+  const Device dev = check_same_device(op, {&lp_in, &grad_out});
   EMBER_CHECK_DTYPE(grad_out.dtype() == lp_in.dtype(), op, ": expected grad_out of dtype ",
                     lp_in.dtype(), ", got ", grad_out.dtype());
   const auto [stride, scale] = grad_layout(op, grad_out, target_in.shape(), r, count);
   const Tensor g = grad_out.contiguous(), target = target_in.contiguous();
   const Tensor lp = fused ? lp_in.contiguous() : Tensor();
-  Tensor dx = empty(lp_in.shape(), {lp_in.dtype(), kCPU});
-  if (dx.numel() > 0)
+  Tensor dx = empty(lp_in.shape(), {lp_in.dtype(), dev});
+  if (dx.numel() == 0) return dx;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).nll_bwd(gpu_scalar(dx.dtype(), op), {s.n, s.c, s.s, ignore_index, eps},
+                                  fused, fused ? lp.data_ptr() : nullptr, target.data<int64_t>(),
+                                  g.data_ptr(), stride, scale, dx.data_ptr(), nullptr);
+  else
     kc::nll_bwd_cpu(dx.dtype(), s, ignore_index, eps, fused, fused ? lp.data_ptr() : nullptr,
                     target.data<int64_t>(), g.data_ptr(), stride, scale, dx.data_ptr());
   return dx;
@@ -118,6 +171,8 @@ NllOutput cross_entropy(const Tensor& logits, const Tensor& target_in, int64_t i
   EMBER_CHECK_VALUE(label_smoothing >= 0 && label_smoothing <= 1, op,
                     ": expected label_smoothing in [0, 1], got ", label_smoothing);
   const Tensor x = logits.contiguous(), target = target_in.contiguous();
+  if (x.device().is_gpu_like())
+    return nll_gpu(op, true, s, reduction, ignore_index, label_smoothing, x, target);
   check_labels(op, s, target, ignore_index);
   Tensor lp = empty(x.shape(), {x.dtype(), kCPU});
   if (lp.numel() > 0)
@@ -139,6 +194,8 @@ NllOutput nll_loss(const Tensor& log_probs, const Tensor& target_in, int64_t ign
   const char* op = "nll_loss";
   const kc::NllShape s = check_classification(op, log_probs, target_in);
   const Tensor lp = log_probs.contiguous(), target = target_in.contiguous();
+  if (lp.device().is_gpu_like())
+    return nll_gpu(op, false, s, reduction, ignore_index, 0.0, lp, target);
   check_labels(op, s, target, ignore_index);
   return reduce(lp.dtype(), s, reduction, ignore_index, 0.0, lp, target);
 }
@@ -151,7 +208,7 @@ Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& log_probs, const 
 
 namespace {
 void check_mse(const char* op, const Tensor& input, const Tensor& target) {
-  check_cpu_operands(op, {&input, &target});
+  check_same_device(op, {&input, &target});
   check_float(op, "input", input);
   EMBER_CHECK_DTYPE(target.dtype() == input.dtype(), op, ": expected target of dtype ",
                     input.dtype(), " (the input's), got ", target.dtype());
@@ -164,6 +221,18 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   check_mse("mse_loss", input, target);
   const Tensor x = input.contiguous(), y = target.contiguous();
   const int64_t n = x.numel();
+  const Device dev = x.device();
+  if (dev.is_gpu_like()) {
+    const bool none = reduction == Reduction::None;
+    Tensor out = empty(none ? x.shape() : Shape{}, {x.dtype(), dev});
+    Tensor scratch = none ? Tensor() : empty({gpu_types::kMsePartials}, {kFloat64, dev});
+    const double divisor = reduction == Reduction::Mean ? static_cast<double>(n) : 1.0;
+    gpu_kernels(dev.type).mse_fwd(gpu_scalar(x.dtype(), "mse_loss"), n, x.data_ptr(), y.data_ptr(),
+                                  none ? out.data_ptr() : nullptr,
+                                  none ? nullptr : scratch.data<double>(), divisor,
+                                  none ? nullptr : out.data_ptr(), nullptr);
+    return out;
+  }
   Tensor per = reduction == Reduction::None ? empty(x.shape(), {x.dtype(), kCPU}) : Tensor();
   const double total = n == 0 ? 0.0
                               : kc::mse_fwd_cpu(x.dtype(), n, x.data_ptr(), y.data_ptr(),
@@ -177,13 +246,17 @@ Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tens
                          Reduction reduction) {
   const char* op = "mse_loss_backward";
   check_mse(op, input, target);
-  check_cpu_operands(op, {&input, &grad_out});
+  const Device dev = check_same_device(op, {&input, &grad_out});
   EMBER_CHECK_DTYPE(grad_out.dtype() == input.dtype(), op, ": expected grad_out of dtype ",
                     input.dtype(), ", got ", grad_out.dtype());
   const auto [stride, scale] = grad_layout(op, grad_out, input.shape(), reduction, input.numel());
   const Tensor x = input.contiguous(), y = target.contiguous(), g = grad_out.contiguous();
-  Tensor dx = empty(x.shape(), {x.dtype(), kCPU});
-  if (dx.numel() > 0)
+  Tensor dx = empty(x.shape(), {x.dtype(), dev});
+  if (dx.numel() == 0) return dx;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).mse_bwd(gpu_scalar(x.dtype(), op), x.numel(), x.data_ptr(), y.data_ptr(),
+                                  g.data_ptr(), stride, scale, dx.data_ptr(), nullptr);
+  else
     kc::mse_bwd_cpu(x.dtype(), x.numel(), x.data_ptr(), y.data_ptr(), g.data_ptr(), stride, scale,
                     dx.data_ptr());
   return dx;

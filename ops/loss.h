@@ -6,8 +6,10 @@
 // Mean divides by the number of counted positions (NaN when there are none, as PyTorch).
 // requires: ShapeError for wrong ranks or a target shape that does not match; DTypeError for a
 //           non-int64 target or a non-floating input; IndexError naming the label, its position
-//           and C for a target outside [0, C) that is not ignore_index; DeviceError unless all
-//           on the cpu; ValueError for label_smoothing outside [0, 1].
+//           and C for a target outside [0, C) that is not ignore_index (on a GPU device too:
+//           the targets are checked on the host, see Note [Targets on the host] in
+//           ops/loss.cpp); DeviceError naming both devices unless all on one device;
+//           ValueError for label_smoothing outside [0, 1].
 // These ops are autograd-free; autograd/loss.h holds the differentiable functions.
 #pragma once
 

@@ -1,8 +1,10 @@
-// softmax / log_softmax: checks, the [outer, dim, inner] view, then kernels/cpu/softmax.
+// softmax / log_softmax: checks, the [outer, dim, inner] view, then kernels/cpu/softmax (cpu)
+// or kernels/cuda/softmax (cuda, emu).
 #include "ops/softmax.h"
 
 #include "kernels/cpu/softmax.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
@@ -10,6 +12,14 @@ namespace kc = kernels::cpu;
 
 namespace {
 
+void check_float(const char* op, const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
+                    ": expected a float32 or float64 tensor, got ", x.dtype());
+}
+
+gpu_types::SoftmaxDims gpu_dims(const kc::SoftmaxShape& s) {
+  return {s.outer, s.dim, s.inner};
+}
 
 kc::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
   const int64_t nd = std::max<int64_t>(x.dim(), 1);
@@ -23,25 +33,35 @@ kc::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
 }
 
 Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
-  check_cpu_float(op, x_in);
+  check_float(op, x_in);
   const kc::SoftmaxShape s = view_as_3d(x_in, dim, op);
   const Tensor x = x_in.contiguous();
-  Tensor y = empty(x.shape(), {x.dtype(), kCPU});
-  if (y.numel() > 0) kc::softmax_fwd_cpu(x.dtype(), s, log, x.data_ptr(), y.data_ptr());
+  const Device dev = x.device();
+  Tensor y = empty(x.shape(), {x.dtype(), dev});
+  if (y.numel() == 0) return y;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).softmax_fwd(gpu_scalar(x.dtype(), op), gpu_dims(s), log, x.data_ptr(),
+                                      y.data_ptr(), nullptr);
+  else
+    kc::softmax_fwd_cpu(x.dtype(), s, log, x.data_ptr(), y.data_ptr());
   return y;
 }
 
 Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in, int64_t dim) {
-  check_cpu_float(op, y_in);
-  check_cpu_operands(op, {&y_in, &g_in});
+  check_float(op, y_in);
+  const Device dev = check_same_device(op, {&y_in, &g_in});
   EMBER_CHECK_SHAPE(g_in.shape() == y_in.shape(), op, ": expected grad_out of shape ", y_in.shape(),
                     ", got ", g_in.shape());
   EMBER_CHECK_DTYPE(g_in.dtype() == y_in.dtype(), op, ": expected grad_out of dtype ", y_in.dtype(),
                     ", got ", g_in.dtype());
   const kc::SoftmaxShape s = view_as_3d(y_in, dim, op);
   const Tensor y = y_in.contiguous(), g = g_in.contiguous();
-  Tensor dx = empty(y.shape(), {y.dtype(), kCPU});
-  if (dx.numel() > 0)
+  Tensor dx = empty(y.shape(), {y.dtype(), dev});
+  if (dx.numel() == 0) return dx;
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).softmax_bwd(gpu_scalar(y.dtype(), op), gpu_dims(s), log, y.data_ptr(),
+                                      g.data_ptr(), dx.data_ptr(), nullptr);
+  else
     kc::softmax_bwd_cpu(y.dtype(), s, log, y.data_ptr(), g.data_ptr(), dx.data_ptr());
   return dx;
 }

@@ -1,8 +1,10 @@
 // softmax and log_softmax along one dim, and their backward ops.
 //
-// requires: float32 or float64 on the cpu; dim in [-ndim, ndim) (a 0-D tensor counts as 1-D;
-//           IndexError otherwise). Backward: grad_out of the output's shape and dtype.
-// ensures:  a new contiguous tensor of x's shape; softmax sums to 1 along dim; log_softmax is
+// requires: float32 or float64 on any device; dim in [-ndim, ndim) (a 0-D tensor counts as 1-D;
+//           IndexError otherwise). Backward: grad_out of the output's shape, dtype and device
+//           (DeviceError naming both devices otherwise).
+// ensures:  a new contiguous tensor of x's shape on x's device; softmax sums to 1 along dim;
+// log_softmax is
 //           x - logsumexp(x) with the max subtracted first, so large inputs do not overflow.
 // These ops are autograd-free; autograd/softmax.h holds the differentiable functions.
 #pragma once

@@ -46,9 +46,11 @@ TEST_CASE("mixed devices and devices without kernels raise DeviceError") {
   check_message(error_of<DeviceError>([&] { ops::add(c, e); }), {"add", "cpu", "emu:0"});
   check_message(error_of<DeviceError>([&] { ops::matmul(g, c.t()); }), {"matmul", "cuda:0", "cpu"});
   check_message(error_of<DeviceError>([&] { ops::sum(ops::mul(e, c)); }), {"mul", "emu:0", "cpu"});
-  // Ops whose GPU kernels do not exist yet (elementwise, reduce and matmul ones do: tests/cuda).
-  check_message(error_of<DeviceError>([&] { ops::relu(e); }), {"relu", "no kernel", "emu:0"});
-  check_message(error_of<DeviceError>([&] { ops::softmax(g, 1); }), {"softmax", "no kernel", "cuda:0"});
+  // Activations and softmax have GPU kernels (tests/cuda), so only mixing devices fails.
+  check_message(error_of<DeviceError>([&] { ops::relu_backward(c, e); }),
+                {"relu_backward", "cpu", "emu:0"});
+  check_message(error_of<DeviceError>([&] { ops::softmax_backward(g, c, 1); }),
+                {"softmax_backward", "cuda:0", "cpu"});
 }
 
 TEST_CASE("unsupported dtypes raise DTypeError naming the dtype") {

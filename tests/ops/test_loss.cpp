@@ -11,6 +11,7 @@
 #include "autograd/loss.h"
 #include "autograd/softmax.h"
 #include "op_test_util.h"
+#include "ops/dropout.h"
 
 using namespace ember;
 using namespace ember::test;
@@ -168,8 +169,12 @@ TEST_CASE("nn ops reject bad input with typed errors naming the op") {
   expect([&] { log_softmax(zeros({2}, kInt32), 0); }, DTypeError{""}, {"log_softmax", "int32"});
   expect([&] { dropout(zeros({2}), 1.5); }, ValueError{""}, {"dropout", "1.5"});
   expect([&] { dropout(zeros({2}), -0.1); }, ValueError{""}, {"dropout", "-0.1"});
-  expect([&] { dropout(fake_device_tensor({2}, kFloat32, Device(DeviceType::EMU, 0)), 0.5); },
-         DeviceError{""}, {"dropout", "emu"});
+  expect(
+      [&] {
+        ops::dropout_backward(zeros({2}),
+                              fake_device_tensor({2}, kBool, Device(DeviceType::EMU, 0)), 0.5);
+      },
+      DeviceError{""}, {"dropout_backward", "cpu", "emu"});
   // linear
   expect(
       [&] {
