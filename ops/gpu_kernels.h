@@ -15,6 +15,8 @@
 // convolution
 
 // pooling, batch norm
+#include "kernels/cuda/batch_norm.cuh"
+#include "kernels/cuda/pool2d.cuh"
 
 // activations, softmax, losses, dropout
 
@@ -40,6 +42,14 @@ struct GpuKernels {
   // convolution
 
   // pooling, batch norm
+  decltype(&kernels::emu::max_pool2d_fwd) max_pool2d_fwd;
+  decltype(&kernels::emu::max_pool2d_bwd) max_pool2d_bwd;
+  decltype(&kernels::emu::avg_pool2d_fwd) avg_pool2d_fwd;
+  decltype(&kernels::emu::avg_pool2d_bwd) avg_pool2d_bwd;
+  decltype(&kernels::emu::adaptive_avg_pool2d_fwd) adaptive_avg_pool2d_fwd;
+  decltype(&kernels::emu::adaptive_avg_pool2d_bwd) adaptive_avg_pool2d_bwd;
+  decltype(&kernels::emu::batch_norm_fwd) batch_norm_fwd;
+  decltype(&kernels::emu::batch_norm_bwd) batch_norm_bwd;
 
   // activations, softmax, losses, dropout
 };
