@@ -30,9 +30,9 @@ struct alignas(sizeof(T) * V) Vec {
 };
 
 // The positions, in vectors of V elements, that thread threadIdx.x of the block for (channel,
-// part) visits: the channel's data are n rows of sv = s / V vectors, `rows * c + channel` apart,
-// flattened to q = row * sv + col and cut into `parts` equal ranges. Stepping by blockDim.x
-// needs no division.
+// part) visits: the channel's data are n rows of sv = s / V vectors, row r starting at vector
+// (r * c + channel) * sv; they are flattened to q = r * sv + col and cut into `parts` equal
+// ranges. Stepping by blockDim.x needs no division.
 struct ChannelWalk {
   int64_t q, q_end, row, col, sv, c_count, channel, step, d_row, d_col;
 
@@ -61,11 +61,17 @@ struct ChannelWalk {
   // Up to kUnroll next offsets; returns how many.
   __device__ int next(int64_t (&off)[kUnroll]) {
     int k = 0;
-    for (int u = 0; u < kUnroll; ++u)
-      if (more()) off[k++] = offset(), advance();
+    for (int u = 0; u < kUnroll; ++u)  // constant indices, so off[] stays in registers
+      if (more()) off[u] = offset(), advance(), ++k;
     return k;
   }
 };
+
+// The elementwise passes visit the (channel, part) blocks in the reverse order of the reduction
+// pass before them, so they start on the data that pass read last, which may still be in L2.
+__device__ __forceinline__ int64_t last_first() {
+  return int64_t(gridDim.x) - 1 - blockIdx.x;
+}
 
 // A running (count, mean, M2) triple; merge() is Chan et al.'s rule.
 struct Welford {
@@ -196,7 +202,7 @@ __global__ void batch_norm_fwd_finalize_kernel(BatchNormShape s, int64_t parts, 
 template <typename T, int V>
 __global__ void batch_norm_apply_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ in,
                                         const double* __restrict__ coef, T* __restrict__ out) {
-  const int64_t channel = blockIdx.x / parts, part = blockIdx.x % parts;
+  const int64_t b = last_first(), channel = b / parts, part = b % parts;
   ChannelWalk walk(s, V, parts, channel, part);
   const T scale = static_cast<T>(coef[4 * channel]), shift = static_cast<T>(coef[4 * channel + 1]);
   const Vec<T, V>* iv = reinterpret_cast<const Vec<T, V>*>(in);
@@ -280,7 +286,7 @@ template <typename T, int V>
 __global__ void batch_norm_bwd_dx_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ x,
                                          const T* __restrict__ dy, const double* __restrict__ coef,
                                          T* __restrict__ dx) {
-  const int64_t channel = blockIdx.x / parts, part = blockIdx.x % parts;
+  const int64_t b = last_first(), channel = b / parts, part = b % parts;
   ChannelWalk walk(s, V, parts, channel, part);
   const double* cf = coef + 4 * channel;
   const T ta = static_cast<T>(cf[0]), tmean = static_cast<T>(cf[1]);
