@@ -36,11 +36,14 @@ struct alignas(sizeof(T) * V) Vec {
 struct ChannelWalk {
   int64_t q, q_end, row, col, sv, c_count, channel, step, d_row, d_col;
 
-  __device__ ChannelWalk(const BatchNormShape& s, int v, int64_t parts, int64_t channel_,
-                         int64_t part) {
+  // Block b owns part b / c of channel b % c: blocks that run together cover every channel of
+  // the same rows, so when planes are small the lines one block skips are read by its
+  // neighbours.
+  __device__ ChannelWalk(const BatchNormShape& s, int v, int64_t parts, int64_t b) {
     sv = s.s / v;
     c_count = s.c;
-    channel = channel_;
+    channel = b % s.c;
+    const int64_t part = b / s.c;
     const int64_t total = s.n * sv, len = (total + parts - 1) / parts;
     q = part * len + threadIdx.x;
     q_end = (part + 1) * len < total ? (part + 1) * len : total;
@@ -137,8 +140,7 @@ __device__ void block_sum2(double& a, double& b) {
 template <typename T, int V>
 __global__ void batch_norm_stats_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ x,
                                         double* __restrict__ partial) {
-  const int64_t channel = blockIdx.x / parts, part = blockIdx.x % parts;
-  ChannelWalk walk(s, V, parts, channel, part);
+  ChannelWalk walk(s, V, parts, blockIdx.x);
   const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
   double shift = walk.more() ? static_cast<double>(xv[walk.offset()].v[0]) : 0.0;
   double count = 0, sum = 0, sq = 0;
@@ -177,7 +179,7 @@ __global__ void batch_norm_fwd_finalize_kernel(BatchNormShape s, int64_t parts, 
     if (p.training) {
       Welford acc;
       for (int64_t k = 0; k < parts; ++k) {
-        const double* q = partial + 3 * (c * parts + k);
+        const double* q = partial + 3 * (k * s.c + c);
         acc.merge(q[0], q[1], q[2]);
       }
       mean = acc.mean;
@@ -202,8 +204,8 @@ __global__ void batch_norm_fwd_finalize_kernel(BatchNormShape s, int64_t parts, 
 template <typename T, int V>
 __global__ void batch_norm_apply_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ in,
                                         const double* __restrict__ coef, T* __restrict__ out) {
-  const int64_t b = last_first(), channel = b / parts, part = b % parts;
-  ChannelWalk walk(s, V, parts, channel, part);
+  ChannelWalk walk(s, V, parts, last_first());
+  const int64_t channel = walk.channel;
   const T scale = static_cast<T>(coef[4 * channel]), shift = static_cast<T>(coef[4 * channel + 1]);
   const Vec<T, V>* iv = reinterpret_cast<const Vec<T, V>*>(in);
   Vec<T, V>* ov = reinterpret_cast<Vec<T, V>*>(out);
@@ -226,9 +228,8 @@ __global__ void batch_norm_bwd_reduce_kernel(BatchNormShape s, int64_t parts,
                                              const T* __restrict__ x, const T* __restrict__ dy,
                                              const T* __restrict__ smean,
                                              double* __restrict__ partial) {
-  const int64_t channel = blockIdx.x / parts, part = blockIdx.x % parts;
-  ChannelWalk walk(s, V, parts, channel, part);
-  const double mean = smean[channel];
+  ChannelWalk walk(s, V, parts, blockIdx.x);
+  const double mean = smean[walk.channel];
   const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
   const Vec<T, V>* gv = reinterpret_cast<const Vec<T, V>*>(dy);
   double sum = 0, dot = 0;
@@ -264,8 +265,8 @@ __global__ void batch_norm_bwd_finalize_kernel(BatchNormShape s, int64_t parts, 
     double sum = 0, dot = 0;
     if (reduced)
       for (int64_t k = 0; k < parts; ++k) {
-        sum += partial[3 * (c * parts + k)];
-        dot += partial[3 * (c * parts + k) + 1];
+        sum += partial[3 * (k * s.c + c)];
+        dot += partial[3 * (k * s.c + c) + 1];
       }
     const double invstd = sinvstd[c], wc = w ? static_cast<double>(w[c]) : 1.0;
     if (dw) dw[c] = static_cast<T>(dot * invstd);
@@ -286,8 +287,8 @@ template <typename T, int V>
 __global__ void batch_norm_bwd_dx_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ x,
                                          const T* __restrict__ dy, const double* __restrict__ coef,
                                          T* __restrict__ dx) {
-  const int64_t b = last_first(), channel = b / parts, part = b % parts;
-  ChannelWalk walk(s, V, parts, channel, part);
+  ChannelWalk walk(s, V, parts, last_first());
+  const int64_t channel = walk.channel;
   const double* cf = coef + 4 * channel;
   const T ta = static_cast<T>(cf[0]), tmean = static_cast<T>(cf[1]);
   const T tk = static_cast<T>(cf[2]), tmdy = static_cast<T>(cf[3]);
