@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/batch_norm.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
@@ -21,7 +22,7 @@ kc::BatchNormShape bn_shape(const Tensor& x) {
 
 void check_param(const char* op, const char* name, const Tensor& p, const Tensor& x) {
   if (!p.defined()) return;
-  check_cpu_operands(op, {&x, &p});
+  check_same_device(op, {&x, &p});
   EMBER_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": expected ", name, " of dtype ", x.dtype(),
                     " (the input's), got ", p.dtype());
   EMBER_CHECK_SHAPE(p.dim() == 1 && p.size(0) == x.size(1), op, ": expected ", name, " of shape [",
@@ -29,7 +30,6 @@ void check_param(const char* op, const char* name, const Tensor& p, const Tensor
 }
 
 void check_input(const char* op, const Tensor& x) {
-  check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
                     ": expected a float32 or float64 input, got ", x.dtype());
   EMBER_CHECK_SHAPE(x.dim() >= 2, op,
@@ -61,8 +61,8 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   const Tensor x = x_in.contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : weight;
   const Tensor b = bias.defined() ? bias.contiguous() : bias;
-  BatchNormOutput r{empty(x.shape(), {x.dtype(), kCPU}), empty({s.c}, {x.dtype(), kCPU}),
-                    empty({s.c}, {x.dtype(), kCPU})};
+  const TensorOptions o{x.dtype(), x.device()};
+  BatchNormOutput r{empty(x.shape(), o), empty({s.c}, o), empty({s.c}, o)};
   if (x.numel() == 0) {  // nothing to normalise; running stats stay as they are
     r.save_mean.zero_();
     r.save_invstd.zero_();
@@ -73,11 +73,22 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
                                                                       : running_mean;
   Tensor rv = running_var.defined() && !running_var.is_contiguous() ? running_var.contiguous()
                                                                     : running_var;
-  kc::BatchNormParams p{training, momentum, eps};
-  kc::batch_norm_fwd_cpu(x.dtype(), s, p, x.data_ptr(), ptr_or_null(w), ptr_or_null(b),
-                         rm.defined() ? rm.data_ptr() : nullptr,
-                         rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
-                         r.save_mean.data_ptr(), r.save_invstd.data_ptr());
+  if (x.device().is_gpu_like()) {
+    const gpu_types::BatchNormShape gs{s.n, s.c, s.s};
+    Tensor ws = empty({gpu_types::batch_norm_workspace(gs)}, {kFloat64, x.device()});
+    gpu_kernels(x.device().type)
+        .batch_norm_fwd(gpu_scalar(x.dtype(), op), gs, {training, momentum, eps}, x.data_ptr(),
+                        ptr_or_null(w), ptr_or_null(b), rm.defined() ? rm.data_ptr() : nullptr,
+                        rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
+                        r.save_mean.data_ptr(), r.save_invstd.data_ptr(), ws.data<double>(),
+                        nullptr);
+  } else {
+    kc::BatchNormParams p{training, momentum, eps};
+    kc::batch_norm_fwd_cpu(x.dtype(), s, p, x.data_ptr(), ptr_or_null(w), ptr_or_null(b),
+                           rm.defined() ? rm.data_ptr() : nullptr,
+                           rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
+                           r.save_mean.data_ptr(), r.save_invstd.data_ptr());
+  }
   if (training) {
     for (auto [dst, src] : {std::pair{running_mean, rm}, std::pair{running_var, rv}}) {
       if (!dst.defined()) continue;
@@ -96,7 +107,7 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
                                    bool want_bias) {
   const char* op = "batch_norm_backward";
   check_input(op, x_in);
-  check_cpu_operands(op, {&x_in, &grad_out});
+  check_same_device(op, {&x_in, &grad_out});
   EMBER_CHECK_SHAPE(grad_out.shape() == x_in.shape(), op, ": expected grad_out of shape ",
                     x_in.shape(), ", got ", grad_out.shape());
   EMBER_CHECK_DTYPE(grad_out.dtype() == x_in.dtype(), op, ": expected grad_out of dtype ",
@@ -105,7 +116,7 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   check_param(op, "save_mean", save_mean, x_in);
   check_param(op, "save_invstd", save_invstd, x_in);
   const kc::BatchNormShape s = bn_shape(x_in);
-  const TensorOptions o{x_in.dtype(), kCPU};
+  const TensorOptions o{x_in.dtype(), x_in.device()};
   BatchNormGrads g;
   if (want_input) g.grad_input = empty(x_in.shape(), o);
   if (want_weight) g.grad_weight = empty({s.c}, o);
@@ -118,11 +129,20 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   const Tensor x = x_in.contiguous(), dy = grad_out.contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : weight;
   const Tensor sm = save_mean.contiguous(), si = save_invstd.contiguous();
-  kc::batch_norm_bwd_cpu(x.dtype(), s, training, x.data_ptr(), dy.data_ptr(), ptr_or_null(w),
-                         sm.data_ptr(), si.data_ptr(),
-                         want_input ? g.grad_input.data_ptr() : nullptr,
-                         want_weight ? g.grad_weight.data_ptr() : nullptr,
-                         want_bias ? g.grad_bias.data_ptr() : nullptr);
+  void* dx = want_input ? g.grad_input.data_ptr() : nullptr;
+  void* dw = want_weight ? g.grad_weight.data_ptr() : nullptr;
+  void* db = want_bias ? g.grad_bias.data_ptr() : nullptr;
+  if (x.device().is_gpu_like()) {
+    const gpu_types::BatchNormShape gs{s.n, s.c, s.s};
+    Tensor ws = empty({gpu_types::batch_norm_workspace(gs)}, {kFloat64, x.device()});
+    gpu_kernels(x.device().type)
+        .batch_norm_bwd(gpu_scalar(x.dtype(), op), gs, training, x.data_ptr(), dy.data_ptr(),
+                        ptr_or_null(w), sm.data_ptr(), si.data_ptr(), dx, dw, db, ws.data<double>(),
+                        nullptr);
+  } else {
+    kc::batch_norm_bwd_cpu(x.dtype(), s, training, x.data_ptr(), dy.data_ptr(), ptr_or_null(w),
+                           sm.data_ptr(), si.data_ptr(), dx, dw, db);
+  }
   return g;
 }
 

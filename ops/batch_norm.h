@@ -1,10 +1,11 @@
 // Batch normalisation over the channel dim (dim 1) of [N, C, ...] input, any spatial rank.
 //
-// requires: x of 2 or more dims, float32 or float64, on the cpu; weight, bias, running_mean and
+// requires: x of 2 or more dims, float32 or float64, on any device; weight, bias, running_mean and
 //           running_var each undefined or 1-D of size C with x's dtype and device (ShapeError,
 //           DTypeError, DeviceError naming the op otherwise). Eval needs both running stats
 //           (ValueError); training needs more than one value per channel (ValueError).
-// These ops are autograd-free; autograd/batch_norm.h is the differentiable function.
+// Tensors on cuda/emu run kernels/cuda/batch_norm.cu. These ops are autograd-free;
+// autograd/batch_norm.h is the differentiable function.
 #pragma once
 
 #include "runtime/tensor.h"

@@ -10,7 +10,9 @@ namespace ember::ops {
 
 namespace {
 
-// One line per launcher, so that adding one touches one line.
+// One line per launcher, so that adding one touches one line (clang-format would realign every
+// line's backslash to the longest one).
+// clang-format off
 #define EMBER_GPU_KERNEL_TABLE(ns)                         \
   [] {                                                     \
     GpuKernels k{};                                        \
@@ -35,6 +37,14 @@ namespace {
     k.conv2d_implicit_gemm_workspace = &kernels::ns::conv2d_implicit_gemm_workspace; \
     /* */                                                  \
     /* pooling, batch norm */                              \
+    k.max_pool2d_fwd = &kernels::ns::max_pool2d_fwd;       \
+    k.max_pool2d_bwd = &kernels::ns::max_pool2d_bwd;       \
+    k.avg_pool2d_fwd = &kernels::ns::avg_pool2d_fwd;       \
+    k.avg_pool2d_bwd = &kernels::ns::avg_pool2d_bwd;       \
+    k.adaptive_avg_pool2d_fwd = &kernels::ns::adaptive_avg_pool2d_fwd; \
+    k.adaptive_avg_pool2d_bwd = &kernels::ns::adaptive_avg_pool2d_bwd; \
+    k.batch_norm_fwd = &kernels::ns::batch_norm_fwd;       \
+    k.batch_norm_bwd = &kernels::ns::batch_norm_bwd;       \
     /* */                                                  \
     /* activations, softmax, losses, dropout */            \
     k.activation_fwd = &kernels::ns::activation_fwd;       \
@@ -51,6 +61,7 @@ namespace {
     /* */                                                  \
     return k;                                              \
   }()
+// clang-format on
 
 constexpr GpuKernels kEmuKernels = EMBER_GPU_KERNEL_TABLE(emu);
 #if EMBER_HAVE_CUDA

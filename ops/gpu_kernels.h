@@ -17,6 +17,8 @@
 #include "kernels/cuda/conv2d_implicit_gemm.cuh"
 
 // pooling, batch norm
+#include "kernels/cuda/batch_norm.cuh"
+#include "kernels/cuda/pool2d.cuh"
 
 // activations, softmax, losses, dropout
 #include "kernels/cuda/activation.cuh"
@@ -53,6 +55,14 @@ struct GpuKernels {
   decltype(&kernels::emu::conv2d_implicit_gemm_workspace) conv2d_implicit_gemm_workspace;
 
   // pooling, batch norm
+  decltype(&kernels::emu::max_pool2d_fwd) max_pool2d_fwd;
+  decltype(&kernels::emu::max_pool2d_bwd) max_pool2d_bwd;
+  decltype(&kernels::emu::avg_pool2d_fwd) avg_pool2d_fwd;
+  decltype(&kernels::emu::avg_pool2d_bwd) avg_pool2d_bwd;
+  decltype(&kernels::emu::adaptive_avg_pool2d_fwd) adaptive_avg_pool2d_fwd;
+  decltype(&kernels::emu::adaptive_avg_pool2d_bwd) adaptive_avg_pool2d_bwd;
+  decltype(&kernels::emu::batch_norm_fwd) batch_norm_fwd;
+  decltype(&kernels::emu::batch_norm_bwd) batch_norm_bwd;
 
   // activations, softmax, losses, dropout
   decltype(&kernels::emu::activation_fwd) activation_fwd;

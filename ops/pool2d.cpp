@@ -3,6 +3,7 @@
 
 #include "kernels/cpu/pool2d.h"
 #include "ops/checks.h"
+#include "ops/gpu_kernels.h"
 
 namespace ember::ops {
 
@@ -21,7 +22,6 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride
 namespace {
 
 void check_input(const char* op, const Tensor& x) {
-  check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
                     ": expected a float32 or float64 input, got ", x.dtype());
   EMBER_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", x.shape());
@@ -60,7 +60,6 @@ Shape out_shape(const PoolShape& s) {
 }
 
 void check_grad(const char* op, const Tensor& g, const Shape& want) {
-  check_cpu_operands(op, {&g});
   EMBER_CHECK_DTYPE(g.dtype() == kFloat32 || g.dtype() == kFloat64, op,
                     ": expected a float32 or float64 grad_y, got ", g.dtype());
   EMBER_CHECK_SHAPE(g.shape() == want, op, ": expected grad_y of shape ", want, ", got ",
@@ -73,16 +72,21 @@ std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p) 
   check_input("max_pool2d", x);
   const PoolShape s =
       window_shape("max_pool2d", x.shape(), p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
-  Tensor y = empty(out_shape(s), {x.dtype(), kCPU}), idx = empty(out_shape(s), {kInt64, kCPU});
+  const Device dev = x.device();
+  Tensor y = empty(out_shape(s), {x.dtype(), dev}), idx = empty(out_shape(s), {kInt64, dev});
   if (y.numel() == 0) return {y, idx};
   const Tensor xc = x.contiguous();
-  kc::max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>());
+  if (dev.is_gpu_like())
+    gpu_kernels(dev.type).max_pool2d_fwd(gpu_scalar(x.dtype(), "max_pool2d"), s, xc.data_ptr(),
+                                         y.data_ptr(), idx.data<int64_t>(), nullptr);
+  else
+    kc::max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>());
   return {y, idx};
 }
 
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
   const char* op = "max_pool2d_backward";
-  check_cpu_operands(op, {&grad_y, &indices});
+  const Device dev = check_same_device(op, {&grad_y, &indices});
   EMBER_CHECK_SHAPE(x_shape.size() == 4 && grad_y.dim() == 4 && indices.shape() == grad_y.shape() &&
                         grad_y.size(0) == x_shape[0] && grad_y.size(1) == x_shape[1],
                     op, ": grad_y shape ", grad_y.shape(), " and indices shape ", indices.shape(),
@@ -93,10 +97,18 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
   PoolShape s;
   s.n = x_shape[0], s.c = x_shape[1], s.h = x_shape[2], s.w = x_shape[3];
   s.oh = grad_y.size(2), s.ow = grad_y.size(3);
-  Tensor dx = empty(x_shape, {grad_y.dtype(), kCPU});
+  Tensor dx = empty(x_shape, {grad_y.dtype(), dev});
   if (dx.numel() == 0) return dx;
   const Tensor gc = grad_y.contiguous(), ic = indices.contiguous();
   const int64_t* ip = ic.data<int64_t>();
+  if (dev.is_gpu_like()) {
+    // The gather kernel ignores indices outside the plane: checking them here would need the
+    // host to wait for the device.
+    Tensor ws = empty({gpu_types::max_pool2d_bwd_workspace(s)}, {kInt64, dev});
+    gpu_kernels(dev.type).max_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), ip,
+                                         dx.data_ptr(), ws.data<int64_t>(), nullptr);
+    return dx;
+  }
   for (int64_t i = 0; i < ic.numel(); ++i)
     EMBER_CHECK_INDEX(ip[i] >= -1 && ip[i] < s.h * s.w, op, ": index ", ip[i],
                       " out of range for an input plane of ", s.h, "x", s.w);
@@ -118,10 +130,15 @@ PoolShape avg_shape(const char* op, const Shape& xs, const AvgPool2dParams& p) {
 Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p) {
   check_input("avg_pool2d", x);
   const PoolShape s = avg_shape("avg_pool2d", x.shape(), p);
-  Tensor y = empty(out_shape(s), {x.dtype(), kCPU});
+  Tensor y = empty(out_shape(s), {x.dtype(), x.device()});
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous();
-  kc::avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
+  if (x.device().is_gpu_like())
+    gpu_kernels(x.device().type)
+        .avg_pool2d_fwd(gpu_scalar(x.dtype(), "avg_pool2d"), s, xc.data_ptr(), y.data_ptr(),
+                        nullptr);
+  else
+    kc::avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
   return y;
 }
 
@@ -129,10 +146,14 @@ Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const Avg
   const char* op = "avg_pool2d_backward";
   const PoolShape s = avg_shape(op, x_shape, p);
   check_grad(op, grad_y, out_shape(s));
-  Tensor dx = empty(x_shape, {grad_y.dtype(), kCPU});
+  Tensor dx = empty(x_shape, {grad_y.dtype(), grad_y.device()});
   if (dx.numel() == 0) return dx;
   const Tensor gc = grad_y.contiguous();
-  kc::avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
+  if (grad_y.device().is_gpu_like())
+    gpu_kernels(grad_y.device().type)
+        .avg_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), dx.data_ptr(), nullptr);
+  else
+    kc::avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
   return dx;
 }
 
@@ -152,10 +173,15 @@ PoolShape adaptive_shape(const char* op, const Shape& xs, std::array<int64_t, 2>
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> out) {
   check_input("adaptive_avg_pool2d", x);
   const PoolShape s = adaptive_shape("adaptive_avg_pool2d", x.shape(), out);
-  Tensor y = empty(out_shape(s), {x.dtype(), kCPU});
+  Tensor y = empty(out_shape(s), {x.dtype(), x.device()});
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous();
-  kc::adaptive_avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
+  if (x.device().is_gpu_like())
+    gpu_kernels(x.device().type)
+        .adaptive_avg_pool2d_fwd(gpu_scalar(x.dtype(), "adaptive_avg_pool2d"), s, xc.data_ptr(),
+                                 y.data_ptr(), nullptr);
+  else
+    kc::adaptive_avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
   return y;
 }
 
@@ -164,10 +190,15 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   EMBER_CHECK_SHAPE(grad_y.dim() == 4, op, ": expected a 4-D grad_y, got shape ", grad_y.shape());
   const PoolShape s = adaptive_shape(op, x_shape, {grad_y.size(2), grad_y.size(3)});
   check_grad(op, grad_y, out_shape(s));
-  Tensor dx = empty(x_shape, {grad_y.dtype(), kCPU});
+  Tensor dx = empty(x_shape, {grad_y.dtype(), grad_y.device()});
   if (dx.numel() == 0) return dx;
   const Tensor gc = grad_y.contiguous();
-  kc::adaptive_avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
+  if (grad_y.device().is_gpu_like())
+    gpu_kernels(grad_y.device().type)
+        .adaptive_avg_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), dx.data_ptr(),
+                                 nullptr);
+  else
+    kc::adaptive_avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
   return dx;
 }
 

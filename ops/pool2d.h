@@ -5,7 +5,9 @@
 // and with ceil_mode a last window that would start in the right padding is dropped.
 // Errors name the op and the shapes: ShapeError for an input that is not 4-D or an output size
 // below 1; ValueError for kernel/stride/dilation < 1, padding < 0 or more than half the
-// kernel; DTypeError for non-float inputs; DeviceError off the cpu.
+// kernel; DTypeError for non-float inputs; DeviceError for operands on different devices.
+// Tensors on cuda/emu run kernels/cuda/pool2d.cu; there max_pool2d_backward ignores indices
+// outside the plane instead of raising IndexError (the check would need a host sync).
 #pragma once
 
 #include <array>

@@ -1,0 +1,419 @@
+// Batch normalisation: a reduction pass (statistics or gradient sums) whose blocks each own one
+// part of one channel, a per-channel pass that merges the parts in order and works out the
+// coefficients, and an elementwise pass. Data are read as float4/double2 vectors when every
+// plane and pointer allows it, with several loads in flight per thread.
+#include "kernels/cuda/batch_norm.cuh"
+#include "kernels/cuda/compat.h"
+#include "kernels/cuda/device_utils.cuh"
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace ember::kernels::EMBER_KERNEL_NS {
+namespace {
+
+using gpu_types::BatchNormParams;
+using gpu_types::BatchNormShape;
+using gpu_types::Scalar;
+using namespace detail;
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kUnroll = 4;
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+// The positions, in vectors of V elements, that thread threadIdx.x of the block for (channel,
+// part) visits: the channel's data are n rows of sv = s / V vectors, row r starting at vector
+// (r * c + channel) * sv; they are flattened to q = r * sv + col and cut into `parts` equal
+// ranges. Stepping by blockDim.x needs no division.
+struct ChannelWalk {
+  int64_t q, q_end, row, col, sv, c_count, channel, step, d_row, d_col;
+
+  // Block b owns part b / c of channel b % c: blocks that run together cover every channel of
+  // the same rows, so when planes are small the lines one block skips are read by its
+  // neighbours.
+  __device__ ChannelWalk(const BatchNormShape& s, int v, int64_t parts, int64_t b) {
+    sv = s.s / v;
+    c_count = s.c;
+    channel = b % s.c;
+    const int64_t part = b / s.c;
+    const int64_t total = s.n * sv, len = (total + parts - 1) / parts;
+    q = part * len + threadIdx.x;
+    q_end = (part + 1) * len < total ? (part + 1) * len : total;
+    row = q / sv;
+    col = q % sv;
+    step = blockDim.x;
+    d_row = step / sv;
+    d_col = step % sv;
+  }
+  __device__ bool more() const { return q < q_end; }
+  __device__ int64_t offset() const { return (row * c_count + channel) * sv + col; }
+  __device__ void advance() {
+    q += step;
+    row += d_row;
+    col += d_col;
+    if (col >= sv) col -= sv, ++row;
+  }
+  // Up to kUnroll next offsets; returns how many.
+  __device__ int next(int64_t (&off)[kUnroll]) {
+    int k = 0;
+    for (int u = 0; u < kUnroll; ++u)  // constant indices, so off[] stays in registers
+      if (more()) off[u] = offset(), advance(), ++k;
+    return k;
+  }
+};
+
+// The elementwise passes visit the (channel, part) blocks in the reverse order of the reduction
+// pass before them, so they start on the data that pass read last, which may still be in L2.
+__device__ __forceinline__ int64_t last_first() {
+  return int64_t(gridDim.x) - 1 - blockIdx.x;
+}
+
+// A running (count, mean, M2) triple; merge() is Chan et al.'s rule.
+struct Welford {
+  double n = 0, mean = 0, m2 = 0;
+  __device__ void merge(double nb, double mb, double m2b) {
+    const double total = n + nb;
+    if (nb == 0) return;
+    const double delta = mb - mean, f = nb / total;
+    mean += delta * f;
+    m2 += m2b + delta * delta * n * f;
+    n = total;
+  }
+};
+
+// Merges every thread's triple into the block's; the result is valid in thread 0.
+__device__ Welford block_welford(Welford w) {
+  __shared__ double sn[32], smean[32], sm2[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int off = 16; off > 0; off /= 2) {
+    const double n = __shfl_down_sync(kFull, w.n, off);
+    const double mean = __shfl_down_sync(kFull, w.mean, off);
+    const double m2 = __shfl_down_sync(kFull, w.m2, off);
+    w.merge(n, mean, m2);
+  }
+  if (lane == 0) sn[warp] = w.n, smean[warp] = w.mean, sm2[warp] = w.m2;
+  __syncthreads();
+  if (warp == 0) {
+    w = Welford{};
+    if (lane < warps) w.n = sn[lane], w.mean = smean[lane], w.m2 = sm2[lane];
+    for (int off = 16; off > 0; off /= 2) {
+      const double n = __shfl_down_sync(kFull, w.n, off);
+      const double mean = __shfl_down_sync(kFull, w.mean, off);
+      const double m2 = __shfl_down_sync(kFull, w.m2, off);
+      w.merge(n, mean, m2);
+    }
+  }
+  return w;
+}
+
+// Sums two values over the block; valid in thread 0.
+__device__ void block_sum2(double& a, double& b) {
+  __shared__ double sa[32], sb[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int off = 16; off > 0; off /= 2) {
+    a += __shfl_down_sync(kFull, a, off);
+    b += __shfl_down_sync(kFull, b, off);
+  }
+  if (lane == 0) sa[warp] = a, sb[warp] = b;
+  __syncthreads();
+  if (warp == 0) {
+    a = lane < warps ? sa[lane] : 0.0;
+    b = lane < warps ? sb[lane] : 0.0;
+    for (int off = 16; off > 0; off /= 2) {
+      a += __shfl_down_sync(kFull, a, off);
+      b += __shfl_down_sync(kFull, b, off);
+    }
+  }
+}
+
+// Block (channel, part) -> partial (count, mean, M2) of that part. Each thread sums deviations
+// from its own first value in double (cheap per element, no cancellation unless the data are
+// far from that value relative to their spread) and turns them into a triple for the merge.
+template <typename T, int V>
+__global__ void batch_norm_stats_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ x,
+                                        double* __restrict__ partial) {
+  ChannelWalk walk(s, V, parts, blockIdx.x);
+  const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
+  double shift = walk.more() ? static_cast<double>(xv[walk.offset()].v[0]) : 0.0;
+  double count = 0, sum = 0, sq = 0;
+  int64_t off[kUnroll];
+  for (int k; (k = walk.next(off)) > 0;) {
+    Vec<T, V> vals[kUnroll] = {};
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k) vals[u] = xv[off[u]];
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k)
+        for (int e = 0; e < V; ++e) {
+          const double d = static_cast<double>(vals[u].v[e]) - shift;
+          sum += d;
+          sq += d * d;
+        }
+    count += k * V;
+  }
+  Welford w;
+  if (count > 0) w = Welford{count, shift + sum / count, fmax(sq - sum * (sum / count), 0.0)};
+  w = block_welford(w);
+  if (threadIdx.x == 0) {
+    double* out = partial + 3 * blockIdx.x;
+    out[0] = w.n, out[1] = w.mean, out[2] = w.m2;
+  }
+}
+
+// Per channel: the statistics used (merged parts, or the running stats in eval), the running
+// stat update, save_mean/save_invstd, and coef = (scale, shift) rounded to T as the CPU does.
+template <typename T>
+__global__ void batch_norm_fwd_finalize_kernel(BatchNormShape s, int64_t parts, BatchNormParams p,
+                                               const T* w, const T* b, T* rmean, T* rvar, T* smean,
+                                               T* sinvstd, const double* __restrict__ partial,
+                                               double* coef) {
+  for (int64_t c = global_thread(); c < s.c; c += grid_threads()) {
+    double mean, var;
+    if (p.training) {
+      Welford acc;
+      for (int64_t k = 0; k < parts; ++k) {
+        const double* q = partial + 3 * (k * s.c + c);
+        acc.merge(q[0], q[1], q[2]);
+      }
+      mean = acc.mean;
+      var = acc.m2 / acc.n;
+      if (rmean) rmean[c] = static_cast<T>((1 - p.momentum) * rmean[c] + p.momentum * mean);
+      if (rvar)
+        rvar[c] = static_cast<T>((1 - p.momentum) * rvar[c] + p.momentum * acc.m2 / (acc.n - 1));
+    } else {
+      mean = rmean[c];
+      var = rvar[c];
+    }
+    const double invstd = 1.0 / sqrt(var + p.eps);
+    smean[c] = static_cast<T>(mean);
+    sinvstd[c] = static_cast<T>(invstd);
+    const double scale = invstd * (w ? static_cast<double>(w[c]) : 1.0);
+    coef[4 * c] = static_cast<T>(scale);
+    coef[4 * c + 1] = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * scale);
+  }
+}
+
+// out = in * coef[0] + coef[1] per channel (the forward's normalisation, eval's dx).
+template <typename T, int V>
+__global__ void batch_norm_apply_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ in,
+                                        const double* __restrict__ coef, T* __restrict__ out) {
+  ChannelWalk walk(s, V, parts, last_first());
+  const int64_t channel = walk.channel;
+  const T scale = static_cast<T>(coef[4 * channel]), shift = static_cast<T>(coef[4 * channel + 1]);
+  const Vec<T, V>* iv = reinterpret_cast<const Vec<T, V>*>(in);
+  Vec<T, V>* ov = reinterpret_cast<Vec<T, V>*>(out);
+  int64_t off[kUnroll];
+  for (int k; (k = walk.next(off)) > 0;) {
+    Vec<T, V> vals[kUnroll] = {};
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k) vals[u] = iv[off[u]];
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k) {
+        for (int e = 0; e < V; ++e) vals[u].v[e] = vals[u].v[e] * scale + shift;
+        ov[off[u]] = vals[u];
+      }
+  }
+}
+
+// Block (channel, part) -> partial sum(dy) and sum(dy * (x - mean)) in double.
+template <typename T, int V>
+__global__ void batch_norm_bwd_reduce_kernel(BatchNormShape s, int64_t parts,
+                                             const T* __restrict__ x, const T* __restrict__ dy,
+                                             const T* __restrict__ smean,
+                                             double* __restrict__ partial) {
+  ChannelWalk walk(s, V, parts, blockIdx.x);
+  const double mean = smean[walk.channel];
+  const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
+  const Vec<T, V>* gv = reinterpret_cast<const Vec<T, V>*>(dy);
+  double sum = 0, dot = 0;
+  int64_t off[kUnroll];
+  for (int k; (k = walk.next(off)) > 0;) {
+    Vec<T, V> xs[kUnroll] = {}, gs[kUnroll] = {};
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k) xs[u] = xv[off[u]], gs[u] = gv[off[u]];
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k)
+        for (int e = 0; e < V; ++e) {
+          const double g = gs[u].v[e];
+          sum += g;
+          dot += g * (static_cast<double>(xs[u].v[e]) - mean);
+        }
+  }
+  block_sum2(sum, dot);
+  if (threadIdx.x == 0) {
+    double* out = partial + 3 * blockIdx.x;
+    out[0] = sum, out[1] = dot;
+  }
+}
+
+// Per channel: dweight, dbias and the coefficients of dx, rounded to T as the CPU does:
+// training (w*invstd, mean, dot*invstd^2/m, sum_dy/m); eval (w*invstd, 0) for the apply kernel.
+template <typename T>
+__global__ void batch_norm_bwd_finalize_kernel(BatchNormShape s, int64_t parts, bool training,
+                                               bool reduced, const T* w, const T* smean,
+                                               const T* sinvstd, const double* partial, T* dw,
+                                               T* db, double* coef) {
+  const double m = static_cast<double>(s.n * s.s);
+  for (int64_t c = global_thread(); c < s.c; c += grid_threads()) {
+    double sum = 0, dot = 0;
+    if (reduced)
+      for (int64_t k = 0; k < parts; ++k) {
+        sum += partial[3 * (k * s.c + c)];
+        dot += partial[3 * (k * s.c + c) + 1];
+      }
+    const double invstd = sinvstd[c], wc = w ? static_cast<double>(w[c]) : 1.0;
+    if (dw) dw[c] = static_cast<T>(dot * invstd);
+    if (db) db[c] = static_cast<T>(sum);
+    coef[4 * c] = static_cast<T>(wc * invstd);
+    if (training) {
+      coef[4 * c + 1] = smean[c];
+      coef[4 * c + 2] = static_cast<T>(dot * invstd * invstd / m);
+      coef[4 * c + 3] = static_cast<T>(sum / m);
+    } else {
+      coef[4 * c + 1] = 0.0;
+    }
+  }
+}
+
+// Training dx = (dy - mean(dy) - (x - mean) * k) * w * invstd, in T as the CPU computes it.
+template <typename T, int V>
+__global__ void batch_norm_bwd_dx_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ x,
+                                         const T* __restrict__ dy, const double* __restrict__ coef,
+                                         T* __restrict__ dx) {
+  ChannelWalk walk(s, V, parts, last_first());
+  const int64_t channel = walk.channel;
+  const double* cf = coef + 4 * channel;
+  const T ta = static_cast<T>(cf[0]), tmean = static_cast<T>(cf[1]);
+  const T tk = static_cast<T>(cf[2]), tmdy = static_cast<T>(cf[3]);
+  const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
+  const Vec<T, V>* gv = reinterpret_cast<const Vec<T, V>*>(dy);
+  Vec<T, V>* dv = reinterpret_cast<Vec<T, V>*>(dx);
+  int64_t off[kUnroll];
+  for (int k; (k = walk.next(off)) > 0;) {
+    Vec<T, V> xs[kUnroll] = {}, gs[kUnroll] = {};
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k) xs[u] = xv[off[u]], gs[u] = gv[off[u]];
+    for (int u = 0; u < kUnroll; ++u)
+      if (u < k) {
+        for (int e = 0; e < V; ++e)
+          gs[u].v[e] = (gs[u].v[e] - tmdy - (xs[u].v[e] - tmean) * tk) * ta;
+        dv[off[u]] = gs[u];
+      }
+  }
+}
+
+// The launch shape of the per-(channel, part) kernels: threads enough for a part's vectors
+// (a multiple of 32, at most kBlock).
+struct PartLaunch {
+  int64_t parts;
+  dim3 grid, block;
+};
+PartLaunch part_launch(const BatchNormShape& s, int v) {
+  const int64_t parts = gpu_types::batch_norm_parts(s);
+  const int64_t per_part = (s.n * (s.s / v) + parts - 1) / parts;
+  int threads = 32;
+  while (threads < kBlock && threads < per_part) threads *= 2;
+  return {parts, dim3(static_cast<unsigned>(s.c * parts)), dim3(threads)};
+}
+
+// Vector width: float4 / double2 when every plane is a whole number of vectors and every
+// pointer is aligned to one.
+template <typename T>
+int vector_width(const BatchNormShape& s, std::initializer_list<const void*> ptrs) {
+  constexpr int v = 16 / sizeof(T);
+  if (s.s % v != 0) return 1;
+  for (const void* p : ptrs)
+    if (p && reinterpret_cast<uintptr_t>(p) % 16 != 0) return 1;
+  return v;
+}
+
+template <typename F>
+void dispatch_float(Scalar t, const char* op, F&& f) {
+  if (t == Scalar::f32) return f(float{});
+  if (t == Scalar::f64) return f(double{});
+  throw std::invalid_argument(std::string(op) + ": the GPU kernels take float32 or float64");
+}
+
+template <typename T, int V>
+void fwd_t(const BatchNormShape& s, const BatchNormParams& p, const T* x, const T* w, const T* b,
+           T* rmean, T* rvar, T* y, T* smean, T* sinvstd, double* ws, gpu::Stream stream) {
+  const PartLaunch pl = part_launch(s, V);
+  double* coef = ws + 3 * s.c * pl.parts;
+  auto* stats = &batch_norm_stats_kernel<T, V>;
+  auto* apply = &batch_norm_apply_kernel<T, V>;
+  if (p.training) EMBER_LAUNCH(stats, pl.grid, pl.block, 0, stream, s, pl.parts, x, ws);
+  EMBER_LAUNCH(batch_norm_fwd_finalize_kernel<T>, dim3(blocks_for(s.c)), dim3(kBlock), 0, stream, s,
+               pl.parts, p, w, b, rmean, rvar, smean, sinvstd, ws, coef);
+  EMBER_LAUNCH(apply, pl.grid, pl.block, 0, stream, s, pl.parts, x, coef, y);
+}
+
+template <typename T, int V>
+void bwd_t(const BatchNormShape& s, bool training, const T* x, const T* dy, const T* w,
+           const T* smean, const T* sinvstd, T* dx, T* dw, T* db, double* ws, gpu::Stream stream) {
+  const PartLaunch pl = part_launch(s, V);
+  double* coef = ws + 3 * s.c * pl.parts;
+  auto* sums = &batch_norm_bwd_reduce_kernel<T, V>;
+  auto* grad_x = &batch_norm_bwd_dx_kernel<T, V>;
+  auto* apply = &batch_norm_apply_kernel<T, V>;
+  const bool reduce = training || dw || db;
+  if (reduce) EMBER_LAUNCH(sums, pl.grid, pl.block, 0, stream, s, pl.parts, x, dy, smean, ws);
+  EMBER_LAUNCH(batch_norm_bwd_finalize_kernel<T>, dim3(blocks_for(s.c)), dim3(kBlock), 0, stream, s,
+               pl.parts, training, reduce, w, smean, sinvstd, ws, dw, db, coef);
+  if (!dx) return;
+  if (training)
+    EMBER_LAUNCH(grad_x, pl.grid, pl.block, 0, stream, s, pl.parts, x, dy, coef, dx);
+  else
+    EMBER_LAUNCH(apply, pl.grid, pl.block, 0, stream, s, pl.parts, dy, coef, dx);
+}
+
+}  // namespace
+
+void batch_norm_fwd(Scalar t, const BatchNormShape& s, const BatchNormParams& p, const void* x,
+                    const void* weight, const void* bias, void* running_mean, void* running_var,
+                    void* y, void* save_mean, void* save_invstd, double* workspace,
+                    gpu::Stream stream) {
+  dispatch_float(t, "batch_norm", [&](auto z) {
+    using T = decltype(z);
+    if (s.c == 0 || s.n * s.s == 0) return;
+    auto run = [&](auto vec) {
+      fwd_t<T, decltype(vec)::value>(s, p, static_cast<const T*>(x), static_cast<const T*>(weight),
+                                     static_cast<const T*>(bias), static_cast<T*>(running_mean),
+                                     static_cast<T*>(running_var), static_cast<T*>(y),
+                                     static_cast<T*>(save_mean), static_cast<T*>(save_invstd),
+                                     workspace, stream);
+    };
+    if (vector_width<T>(s, {x, y}) > 1)
+      run(std::integral_constant<int, 16 / sizeof(T)>{});
+    else
+      run(std::integral_constant<int, 1>{});
+  });
+}
+
+void batch_norm_bwd(Scalar t, const BatchNormShape& s, bool training, const void* x, const void* dy,
+                    const void* weight, const void* save_mean, const void* save_invstd, void* dx,
+                    void* dweight, void* dbias, double* workspace, gpu::Stream stream) {
+  dispatch_float(t, "batch_norm_backward", [&](auto z) {
+    using T = decltype(z);
+    if (s.c == 0 || s.n * s.s == 0) return;
+    auto run = [&](auto vec) {
+      bwd_t<T, decltype(vec)::value>(
+          s, training, static_cast<const T*>(x), static_cast<const T*>(dy),
+          static_cast<const T*>(weight), static_cast<const T*>(save_mean),
+          static_cast<const T*>(save_invstd), static_cast<T*>(dx), static_cast<T*>(dweight),
+          static_cast<T*>(dbias), workspace, stream);
+    };
+    if (vector_width<T>(s, {x, dy, dx}) > 1)
+      run(std::integral_constant<int, 16 / sizeof(T)>{});
+    else
+      run(std::integral_constant<int, 1>{});
+  });
+}
+
+}  // namespace ember::kernels::EMBER_KERNEL_NS

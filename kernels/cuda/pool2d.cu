@@ -1,0 +1,343 @@
+// 2-D pooling: one thread per output element for the forwards; one thread per input element for
+// the backwards, which gather the gradients that reach it instead of scattering with atomics,
+// so every result is written once, in a fixed order (the CPU's).
+#include "kernels/cuda/compat.h"
+#include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/pool2d.cuh"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ember::kernels::EMBER_KERNEL_NS {
+namespace {
+
+using gpu_types::Scalar;
+using namespace detail;
+
+constexpr unsigned kFull = 0xffffffffu;
+
+__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+__device__ __forceinline__ int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
+
+template <typename T>
+__global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* __restrict__ y,
+                                      int64_t* __restrict__ idx) {
+  const int64_t total = (s.n * s.c) * s.oh * s.ow;
+  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
+    const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
+    const T* xp = x + p * s.h * s.w;
+    T best = T(0);
+    int64_t at = -1;
+    for (int64_t a = 0; a < s.kh; ++a) {
+      const int64_t ih = i * s.sh - s.ph + a * s.dh;
+      if (ih < 0 || ih >= s.h) continue;
+      for (int64_t b = 0; b < s.kw; ++b) {
+        const int64_t iw = j * s.sw - s.pw + b * s.dw;
+        if (iw < 0 || iw >= s.w) continue;
+        const T v = xp[ih * s.w + iw];
+        if (at < 0 || v > best || v != v) {  // the first maximum; the last NaN
+          best = v;
+          at = ih * s.w + iw;
+        }
+      }
+    }
+    // A window wholly in the padding (possible with dilation) has no element: -inf, index -1.
+    y[o] = at < 0 ? -T(INFINITY) : best;
+    idx[o] = at;
+  }
+}
+
+// Block-wide minimum and maximum; the result reaches every thread. blockDim.x is a multiple of 32.
+__device__ void block_min_max(int64_t& lo, int64_t& hi) {
+  __shared__ int64_t los[32], his[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int off = 16; off > 0; off /= 2) {
+    lo = min64(lo, __shfl_down_sync(kFull, lo, off));
+    hi = max64(hi, __shfl_down_sync(kFull, hi, off));
+  }
+  if (lane == 0) los[warp] = lo, his[warp] = hi;
+  __syncthreads();
+  if (warp == 0) {
+    lo = lane < warps ? los[lane] : INT64_MAX;
+    hi = lane < warps ? his[lane] : INT64_MIN;
+    for (int off = 16; off > 0; off /= 2) {
+      lo = min64(lo, __shfl_down_sync(kFull, lo, off));
+      hi = max64(hi, __shfl_down_sync(kFull, hi, off));
+    }
+    if (lane == 0) los[0] = lo, his[0] = hi;
+  }
+  __syncthreads();
+  lo = los[0];
+  hi = his[0];
+  __syncthreads();
+}
+
+// Workspace of max_pool2d_bwd, in int64 elements: see max_pool2d_bwd_workspace.
+struct MaxBwdWorkspace {
+  int64_t *row_lo, *row_hi, *col_lo, *col_hi;        // per output row / column: index rows / cols
+  int64_t *first_oi, *last_oi, *first_oj, *last_oj;  // per input row / column: outputs to visit
+};
+
+MaxBwdWorkspace split_workspace(const PoolShape& s, int64_t* ws) {
+  MaxBwdWorkspace w;
+  w.row_lo = ws, w.row_hi = ws + s.oh, ws += 2 * s.oh;
+  w.col_lo = ws, w.col_hi = ws + s.ow, ws += 2 * s.ow;
+  w.first_oi = ws, w.last_oi = ws + s.h, ws += 2 * s.h;
+  w.first_oj = ws, w.last_oj = ws + s.w;
+  return w;
+}
+
+// Block b < oh: the range of input rows the indices of output row b point at, over every plane
+// and column; block oh + j: the same for the columns of output column j. Empty: [max, min).
+__global__ void max_pool2d_bwd_ranges_kernel(PoolShape s, const int64_t* __restrict__ idx,
+                                             MaxBwdWorkspace w) {
+  const int64_t hw = s.h * s.w;
+  for (int64_t b = blockIdx.x; b < s.oh + s.ow; b += gridDim.x) {
+    const bool row = b < s.oh;
+    const int64_t line = row ? b : b - s.oh, across = row ? s.ow : s.oh;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t e = threadIdx.x; e < (s.n * s.c) * across; e += blockDim.x) {
+      const int64_t p = e / across, k = e % across;
+      const int64_t at = idx[(p * s.oh + (row ? line : k)) * s.ow + (row ? k : line)];
+      if (at < 0 || at >= hw) continue;
+      const int64_t v = row ? at / s.w : at % s.w;
+      lo = min64(lo, v);
+      hi = max64(hi, v);
+    }
+    block_min_max(lo, hi);
+    if (threadIdx.x == 0) {
+      (row ? w.row_lo : w.col_lo)[line] = lo;
+      (row ? w.row_hi : w.col_hi)[line] = hi;
+    }
+  }
+}
+
+// For each input row (then column): the first and last output row (column) whose range holds it.
+__global__ void max_pool2d_bwd_visit_kernel(PoolShape s, MaxBwdWorkspace w) {
+  for (int64_t t = global_thread(); t < s.h + s.w; t += grid_threads()) {
+    const bool row = t < s.h;
+    const int64_t v = row ? t : t - s.h, outs = row ? s.oh : s.ow;
+    const int64_t* lo = row ? w.row_lo : w.col_lo;
+    const int64_t* hi = row ? w.row_hi : w.col_hi;
+    int64_t first = outs, last = -1;
+    for (int64_t o = 0; o < outs; ++o)
+      if (lo[o] <= v && v <= hi[o]) first = min64(first, o), last = o;
+    (row ? w.first_oi : w.first_oj)[v] = first;
+    (row ? w.last_oi : w.last_oj)[v] = last;
+  }
+}
+
+template <typename T>
+__global__ void max_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy,
+                                      const int64_t* __restrict__ idx, T* __restrict__ dx,
+                                      MaxBwdWorkspace w) {
+  const int64_t total = (s.n * s.c) * s.h * s.w;
+  for (int64_t e = global_thread(); e < total; e += grid_threads()) {
+    const int64_t iw = e % s.w, ih = (e / s.w) % s.h, p = e / (s.w * s.h);
+    const int64_t at = ih * s.w + iw;
+    const int64_t j0 = w.first_oj[iw], j1 = w.last_oj[iw];
+    T acc = T(0);
+    for (int64_t i = w.first_oi[ih]; i <= w.last_oi[ih]; ++i) {
+      if (ih < w.row_lo[i] || ih > w.row_hi[i]) continue;
+      const int64_t base = (p * s.oh + i) * s.ow;
+      for (int64_t j = j0; j <= j1; ++j)
+        if (idx[base + j] == at) acc += dy[base + j];
+    }
+    dx[e] = acc;
+  }
+}
+
+// The clipped window of output (i, j) and its divisor, as kernels/cpu/pool2d.cpp computes them.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, divisor;
+};
+__device__ __forceinline__ AvgWindow avg_window(const PoolShape& s, int64_t i, int64_t j) {
+  int64_t h0 = i * s.sh - s.ph, w0 = j * s.sw - s.pw;
+  int64_t h1 = min64(h0 + s.kh, s.h + s.ph), w1 = min64(w0 + s.kw, s.w + s.pw);
+  const int64_t padded = (h1 - h0) * (w1 - w0);
+  h0 = max64(h0, 0), w0 = max64(w0, 0);
+  h1 = min64(h1, s.h), w1 = min64(w1, s.w);
+  const int64_t inside = max64(h1 - h0, 0) * max64(w1 - w0, 0);
+  const int64_t divisor = s.divisor_override > 0 ? s.divisor_override
+                          : s.count_include_pad  ? padded
+                                                 : inside;
+  return {h0, h1, w0, w1, divisor};
+}
+
+template <typename T>
+__global__ void avg_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* __restrict__ y) {
+  const int64_t total = (s.n * s.c) * s.oh * s.ow;
+  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
+    const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
+    const T* xp = x + p * s.h * s.w;
+    const AvgWindow wd = avg_window(s, i, j);
+    T acc = T(0);
+    for (int64_t ih = wd.h0; ih < wd.h1; ++ih)
+      for (int64_t iw = wd.w0; iw < wd.w1; ++iw) acc += xp[ih * s.w + iw];
+    const bool empty = wd.h0 >= wd.h1 || wd.w0 >= wd.w1;
+    y[o] = empty ? T(0) : acc / static_cast<T>(wd.divisor);
+  }
+}
+
+// The outputs whose window (unclipped start o*stride - pad, length k) holds input position v:
+// o*stride - pad <= v < o*stride - pad + k.
+__device__ __forceinline__ void avg_outputs(int64_t v, int64_t k, int64_t stride, int64_t pad,
+                                            int64_t outs, int64_t& first, int64_t& last) {
+  const int64_t num = v + pad - k;  // o > num / stride
+  first = num < 0 ? 0 : num / stride + 1;
+  last = min64((v + pad) / stride, outs - 1);
+}
+
+template <typename T>
+__global__ void avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy, T* __restrict__ dx) {
+  const int64_t total = (s.n * s.c) * s.h * s.w;
+  for (int64_t e = global_thread(); e < total; e += grid_threads()) {
+    const int64_t iw = e % s.w, ih = (e / s.w) % s.h, p = e / (s.w * s.h);
+    int64_t i0, i1, j0, j1;
+    avg_outputs(ih, s.kh, s.sh, s.ph, s.oh, i0, i1);
+    avg_outputs(iw, s.kw, s.sw, s.pw, s.ow, j0, j1);
+    T acc = T(0);
+    for (int64_t i = i0; i <= i1; ++i)
+      for (int64_t j = j0; j <= j1; ++j) {
+        const AvgWindow wd = avg_window(s, i, j);
+        if (ih < wd.h0 || ih >= wd.h1 || iw < wd.w0 || iw >= wd.w1) continue;
+        acc += dy[(p * s.oh + i) * s.ow + j] / static_cast<T>(wd.divisor);
+      }
+    dx[e] = acc;
+  }
+}
+
+__device__ __forceinline__ int64_t adaptive_start(int64_t o, int64_t in, int64_t out) {
+  return (o * in) / out;
+}
+__device__ __forceinline__ int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
+  return ((o + 1) * in + out - 1) / out;
+}
+
+template <typename T>
+__global__ void adaptive_avg_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x,
+                                               T* __restrict__ y) {
+  const int64_t total = (s.n * s.c) * s.oh * s.ow;
+  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
+    const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
+    const T* xp = x + p * s.h * s.w;
+    const int64_t h0 = adaptive_start(i, s.h, s.oh), h1 = adaptive_end(i, s.h, s.oh);
+    const int64_t w0 = adaptive_start(j, s.w, s.ow), w1 = adaptive_end(j, s.w, s.ow);
+    T acc = T(0);
+    for (int64_t ih = h0; ih < h1; ++ih)
+      for (int64_t iw = w0; iw < w1; ++iw) acc += xp[ih * s.w + iw];
+    y[o] = acc / static_cast<T>((h1 - h0) * (w1 - w0));
+  }
+}
+
+template <typename T>
+__global__ void adaptive_avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy,
+                                               T* __restrict__ dx) {
+  const int64_t total = (s.n * s.c) * s.h * s.w;
+  for (int64_t e = global_thread(); e < total; e += grid_threads()) {
+    const int64_t iw = e % s.w, ih = (e / s.w) % s.h, p = e / (s.w * s.h);
+    // Output rows with start <= ih < end lie in [floor(ih*OH/H), ceil((ih+1)*OH/H) - 1].
+    const int64_t i0 = ih * s.oh / s.h, i1 = min64(((ih + 1) * s.oh + s.h - 1) / s.h - 1, s.oh - 1);
+    const int64_t j0 = iw * s.ow / s.w, j1 = min64(((iw + 1) * s.ow + s.w - 1) / s.w - 1, s.ow - 1);
+    T acc = T(0);
+    for (int64_t i = i0; i <= i1; ++i) {
+      const int64_t h0 = adaptive_start(i, s.h, s.oh), h1 = adaptive_end(i, s.h, s.oh);
+      if (ih < h0 || ih >= h1) continue;
+      for (int64_t j = j0; j <= j1; ++j) {
+        const int64_t w0 = adaptive_start(j, s.w, s.ow), w1 = adaptive_end(j, s.w, s.ow);
+        if (iw < w0 || iw >= w1) continue;
+        acc += dy[(p * s.oh + i) * s.ow + j] / static_cast<T>((h1 - h0) * (w1 - w0));
+      }
+    }
+    dx[e] = acc;
+  }
+}
+
+// Calls f(T{}) with T the element type of t (f32 or f64).
+template <typename F>
+void dispatch_float(Scalar t, const char* op, F&& f) {
+  if (t == Scalar::f32) return f(float{});
+  if (t == Scalar::f64) return f(double{});
+  throw std::invalid_argument(std::string(op) + ": the GPU kernels take float32 or float64");
+}
+
+}  // namespace
+
+void max_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, int64_t* idx,
+                    gpu::Stream stream) {
+  dispatch_float(t, "max_pool2d", [&](auto z) {
+    using T = decltype(z);
+    const int64_t n = (s.n * s.c) * s.oh * s.ow;
+    if (n == 0) return;
+    EMBER_LAUNCH(max_pool2d_fwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
+                 static_cast<const T*>(x), static_cast<T*>(y), idx);
+  });
+}
+
+void max_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,
+                    int64_t* workspace, gpu::Stream stream) {
+  dispatch_float(t, "max_pool2d_backward", [&](auto z) {
+    using T = decltype(z);
+    const int64_t n = (s.n * s.c) * s.h * s.w;
+    if (n == 0) return;
+    const MaxBwdWorkspace w = split_workspace(s, workspace);
+    if (s.oh + s.ow > 0) {
+      const int64_t lines = s.oh + s.ow;
+      EMBER_LAUNCH(max_pool2d_bwd_ranges_kernel, dim3(blocks_for(lines, 1)), dim3(kBlock), 0,
+                   stream, s, idx, w);
+    }
+    EMBER_LAUNCH(max_pool2d_bwd_visit_kernel, dim3(blocks_for(s.h + s.w)), dim3(kBlock), 0, stream,
+                 s, w);
+    EMBER_LAUNCH(max_pool2d_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
+                 static_cast<const T*>(dy), idx, static_cast<T*>(dx), w);
+  });
+}
+
+void avg_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, gpu::Stream stream) {
+  dispatch_float(t, "avg_pool2d", [&](auto z) {
+    using T = decltype(z);
+    const int64_t n = (s.n * s.c) * s.oh * s.ow;
+    if (n == 0) return;
+    EMBER_LAUNCH(avg_pool2d_fwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
+                 static_cast<const T*>(x), static_cast<T*>(y));
+  });
+}
+
+void avg_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, void* dx, gpu::Stream stream) {
+  dispatch_float(t, "avg_pool2d_backward", [&](auto z) {
+    using T = decltype(z);
+    const int64_t n = (s.n * s.c) * s.h * s.w;
+    if (n == 0) return;
+    EMBER_LAUNCH(avg_pool2d_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
+                 static_cast<const T*>(dy), static_cast<T*>(dx));
+  });
+}
+
+void adaptive_avg_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y,
+                             gpu::Stream stream) {
+  dispatch_float(t, "adaptive_avg_pool2d", [&](auto z) {
+    using T = decltype(z);
+    const int64_t n = (s.n * s.c) * s.oh * s.ow;
+    if (n == 0) return;
+    EMBER_LAUNCH(adaptive_avg_pool2d_fwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
+                 static_cast<const T*>(x), static_cast<T*>(y));
+  });
+}
+
+void adaptive_avg_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, void* dx,
+                             gpu::Stream stream) {
+  dispatch_float(t, "adaptive_avg_pool2d_backward", [&](auto z) {
+    using T = decltype(z);
+    const int64_t n = (s.n * s.c) * s.h * s.w;
+    if (n == 0) return;
+    EMBER_LAUNCH(adaptive_avg_pool2d_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
+                 static_cast<const T*>(dy), static_cast<T*>(dx));
+  });
+}
+
+}  // namespace ember::kernels::EMBER_KERNEL_NS
