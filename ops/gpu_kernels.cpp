@@ -10,58 +10,52 @@ namespace ember::ops {
 
 namespace {
 
-// One line per launcher, so that adding one touches one line (clang-format would realign every
-// line's backslash to the longest one).
-// clang-format off
-#define EMBER_GPU_KERNEL_TABLE(ns)                         \
-  [] {                                                     \
-    GpuKernels k{};                                        \
-    k.binary_contiguous = &kernels::ns::binary_contiguous; \
-    k.binary_strided = &kernels::ns::binary_strided;       \
-    k.unary_contiguous = &kernels::ns::unary_contiguous;   \
-    k.unary_strided = &kernels::ns::unary_strided;         \
-    k.where_strided = &kernels::ns::where_strided;         \
-    k.copy_strided = &kernels::ns::copy_strided;           \
-    k.reduce_rows = &kernels::ns::reduce_rows;             \
-    k.gemm_batched = &kernels::ns::gemm_batched;           \
-    k.random_fill = &kernels::ns::random_fill;             \
-    k.sgd_step = &kernels::ns::sgd_step;                   \
-    k.adam_step = &kernels::ns::adam_step;                 \
-    /* convolution */                                      \
-    k.conv2d_fwd_direct = &kernels::ns::conv2d_fwd_direct; \
-    k.conv2d_bwd_data_direct = &kernels::ns::conv2d_bwd_data_direct; \
-    k.conv2d_bwd_filter_direct = &kernels::ns::conv2d_bwd_filter_direct; \
-    k.conv2d_fwd_implicit_gemm = &kernels::ns::conv2d_fwd_implicit_gemm; \
-    k.conv2d_bwd_data_implicit_gemm = &kernels::ns::conv2d_bwd_data_implicit_gemm; \
+// One line per launcher, a section per op family.
+#define EMBER_GPU_KERNEL_TABLE(ns)                                                     \
+  [] {                                                                                 \
+    GpuKernels k{};                                                                    \
+    k.binary_contiguous = &kernels::ns::binary_contiguous;                             \
+    k.binary_strided = &kernels::ns::binary_strided;                                   \
+    k.unary_contiguous = &kernels::ns::unary_contiguous;                               \
+    k.unary_strided = &kernels::ns::unary_strided;                                     \
+    k.where_strided = &kernels::ns::where_strided;                                     \
+    k.copy_strided = &kernels::ns::copy_strided;                                       \
+    k.reduce_rows = &kernels::ns::reduce_rows;                                         \
+    k.gemm_batched = &kernels::ns::gemm_batched;                                       \
+    k.random_fill = &kernels::ns::random_fill;                                         \
+    k.sgd_step = &kernels::ns::sgd_step;                                               \
+    k.adam_step = &kernels::ns::adam_step;                                             \
+    /* convolution */                                                                  \
+    k.conv2d_fwd_direct = &kernels::ns::conv2d_fwd_direct;                             \
+    k.conv2d_bwd_data_direct = &kernels::ns::conv2d_bwd_data_direct;                   \
+    k.conv2d_bwd_filter_direct = &kernels::ns::conv2d_bwd_filter_direct;               \
+    k.conv2d_fwd_implicit_gemm = &kernels::ns::conv2d_fwd_implicit_gemm;               \
+    k.conv2d_bwd_data_implicit_gemm = &kernels::ns::conv2d_bwd_data_implicit_gemm;     \
     k.conv2d_bwd_filter_implicit_gemm = &kernels::ns::conv2d_bwd_filter_implicit_gemm; \
-    k.conv2d_implicit_gemm_workspace = &kernels::ns::conv2d_implicit_gemm_workspace; \
-    /* */                                                  \
-    /* pooling, batch norm */                              \
-    k.max_pool2d_fwd = &kernels::ns::max_pool2d_fwd;       \
-    k.max_pool2d_bwd = &kernels::ns::max_pool2d_bwd;       \
-    k.avg_pool2d_fwd = &kernels::ns::avg_pool2d_fwd;       \
-    k.avg_pool2d_bwd = &kernels::ns::avg_pool2d_bwd;       \
-    k.adaptive_avg_pool2d_fwd = &kernels::ns::adaptive_avg_pool2d_fwd; \
-    k.adaptive_avg_pool2d_bwd = &kernels::ns::adaptive_avg_pool2d_bwd; \
-    k.batch_norm_fwd = &kernels::ns::batch_norm_fwd;       \
-    k.batch_norm_bwd = &kernels::ns::batch_norm_bwd;       \
-    /* */                                                  \
-    /* activations, softmax, losses, dropout */            \
-    k.activation_fwd = &kernels::ns::activation_fwd;       \
-    k.activation_bwd = &kernels::ns::activation_bwd;       \
-    k.softmax_fwd = &kernels::ns::softmax_fwd;             \
-    k.softmax_bwd = &kernels::ns::softmax_bwd;             \
-    k.cross_entropy_fwd = &kernels::ns::cross_entropy_fwd; \
-    k.nll_fwd = &kernels::ns::nll_fwd;                     \
-    k.nll_bwd = &kernels::ns::nll_bwd;                     \
-    k.mse_fwd = &kernels::ns::mse_fwd;                     \
-    k.mse_bwd = &kernels::ns::mse_bwd;                     \
-    k.dropout_fwd = &kernels::ns::dropout_fwd;             \
-    k.dropout_bwd = &kernels::ns::dropout_bwd;             \
-    /* */                                                  \
-    return k;                                              \
+    k.conv2d_implicit_gemm_workspace = &kernels::ns::conv2d_implicit_gemm_workspace;   \
+    /* pooling, batch norm */                                                          \
+    k.max_pool2d_fwd = &kernels::ns::max_pool2d_fwd;                                   \
+    k.max_pool2d_bwd = &kernels::ns::max_pool2d_bwd;                                   \
+    k.avg_pool2d_fwd = &kernels::ns::avg_pool2d_fwd;                                   \
+    k.avg_pool2d_bwd = &kernels::ns::avg_pool2d_bwd;                                   \
+    k.adaptive_avg_pool2d_fwd = &kernels::ns::adaptive_avg_pool2d_fwd;                 \
+    k.adaptive_avg_pool2d_bwd = &kernels::ns::adaptive_avg_pool2d_bwd;                 \
+    k.batch_norm_fwd = &kernels::ns::batch_norm_fwd;                                   \
+    k.batch_norm_bwd = &kernels::ns::batch_norm_bwd;                                   \
+    /* activations, softmax, losses, dropout */                                        \
+    k.activation_fwd = &kernels::ns::activation_fwd;                                   \
+    k.activation_bwd = &kernels::ns::activation_bwd;                                   \
+    k.softmax_fwd = &kernels::ns::softmax_fwd;                                         \
+    k.softmax_bwd = &kernels::ns::softmax_bwd;                                         \
+    k.cross_entropy_fwd = &kernels::ns::cross_entropy_fwd;                             \
+    k.nll_fwd = &kernels::ns::nll_fwd;                                                 \
+    k.nll_bwd = &kernels::ns::nll_bwd;                                                 \
+    k.mse_fwd = &kernels::ns::mse_fwd;                                                 \
+    k.mse_bwd = &kernels::ns::mse_bwd;                                                 \
+    k.dropout_fwd = &kernels::ns::dropout_fwd;                                         \
+    k.dropout_bwd = &kernels::ns::dropout_bwd;                                         \
+    return k;                                                                          \
   }()
-// clang-format on
 
 constexpr GpuKernels kEmuKernels = EMBER_GPU_KERNEL_TABLE(emu);
 #if EMBER_HAVE_CUDA

@@ -6,26 +6,20 @@
 
 #include <array>
 
-#include "kernels/cuda/copy.cuh"
-#include "kernels/cuda/elementwise.cuh"
-#include "kernels/cuda/gemm.cuh"
-#include "kernels/cuda/optim.cuh"
-#include "kernels/cuda/random.cuh"
-#include "kernels/cuda/reduce.cuh"
-// convolution
+#include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/batch_norm.cuh"
 #include "kernels/cuda/conv2d_direct.cuh"
 #include "kernels/cuda/conv2d_implicit_gemm.cuh"
-
-// pooling, batch norm
-#include "kernels/cuda/batch_norm.cuh"
-#include "kernels/cuda/pool2d.cuh"
-
-// activations, softmax, losses, dropout
-#include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/copy.cuh"
 #include "kernels/cuda/dropout.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/loss.cuh"
+#include "kernels/cuda/optim.cuh"
+#include "kernels/cuda/pool2d.cuh"
+#include "kernels/cuda/random.cuh"
+#include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/softmax.cuh"
-
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -53,7 +47,6 @@ struct GpuKernels {
   decltype(&kernels::emu::conv2d_bwd_data_implicit_gemm) conv2d_bwd_data_implicit_gemm;
   decltype(&kernels::emu::conv2d_bwd_filter_implicit_gemm) conv2d_bwd_filter_implicit_gemm;
   decltype(&kernels::emu::conv2d_implicit_gemm_workspace) conv2d_implicit_gemm_workspace;
-
   // pooling, batch norm
   decltype(&kernels::emu::max_pool2d_fwd) max_pool2d_fwd;
   decltype(&kernels::emu::max_pool2d_bwd) max_pool2d_bwd;
@@ -63,7 +56,6 @@ struct GpuKernels {
   decltype(&kernels::emu::adaptive_avg_pool2d_bwd) adaptive_avg_pool2d_bwd;
   decltype(&kernels::emu::batch_norm_fwd) batch_norm_fwd;
   decltype(&kernels::emu::batch_norm_bwd) batch_norm_bwd;
-
   // activations, softmax, losses, dropout
   decltype(&kernels::emu::activation_fwd) activation_fwd;
   decltype(&kernels::emu::activation_bwd) activation_bwd;
