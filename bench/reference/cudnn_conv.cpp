@@ -102,7 +102,7 @@ CudnnConv::CudnnConv(const ConvSpec& s, int device, const float* x, const float*
                                                            m.workspace.data_ptr(), workspace_cap));
   for (int k = 0; k < returned; ++k) {  // sorted fastest first
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<size_t>(k)];
-    // The descriptor restricts every candidate to FMA math; anything reported otherwise is skipped.
+    // The descriptor asks for FMA math; a result that reports tensor-op math is skipped.
     if (p.status != CUDNN_STATUS_SUCCESS ||
         (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH))
       continue;

@@ -63,7 +63,10 @@ print(":".join(sorted(dirs)))
 EOF
 )"
   if [ -n "$wheel_libs" ]; then
-    export LD_LIBRARY_PATH="$wheel_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # The toolkit's own libraries first: where it has cuBLAS, that is the one CMake linked.
+    toolkit_libs=""
+    [ -d /usr/local/cuda/lib64 ] && toolkit_libs="/usr/local/cuda/lib64:"
+    export LD_LIBRARY_PATH="$toolkit_libs$wheel_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
 fi
 
