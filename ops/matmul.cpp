@@ -1,5 +1,6 @@
 // Matrix products: torch.matmul's shape rules (1-D promotion, batch broadcasting), checks, output
-// allocation, then kernels/cpu/matmul or, on cuda/emu, the GPU table's tiled batched GEMM.
+// allocation, then kernels/cpu/matmul or, on cuda/emu, the GPU table's tiled batched GEMM (or
+// cuBLAS on cuda, see set_gpu_gemm).
 #include "ops/matmul.h"
 
 #include <atomic>

@@ -13,7 +13,8 @@
 #
 # Usage: tests/gpu/check.sh [--stage]
 # Environment: EMBER_GPU_BUILD_DIR (build-gpu), EMBER_GPU_JOBS (all cores),
-#              EMBER_CUDA_ARCH (detected from the GPU, else 90).
+#              EMBER_CUDA_ARCH (detected from the GPU, else 90), EMBER_GPU_CMAKE_ARGS (more
+#              CMake arguments, e.g. -DEMBER_SIMT_FIBERS=ucontext).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -83,6 +84,8 @@ command -v ninja >/dev/null && [ ! -f "$BUILD/CMakeCache.txt" ] && cmake_args+=(
 if [ -n "$PY" ]; then
   cmake_args+=("-DPython3_EXECUTABLE=$PY")
 fi
+# shellcheck disable=SC2206  # word splitting of the extra arguments is intended
+cmake_args+=(${EMBER_GPU_CMAKE_ARGS:-})
 say "GPU: ${gpu_name:-none found}; CUDA arch $arch; header-only deps: $deps; $JOBS jobs; logs in $LOGS"
 
 # --- Build ------------------------------------------------------------------------------------
