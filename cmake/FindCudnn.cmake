@@ -1,16 +1,13 @@
-# Finds cuDNN next to the CUDA toolkit (or under CUDNN_ROOT / the Python nvidia-cudnn package)
-# and defines the imported target Ember::cudnn.
-find_path(CUDNN_INCLUDE_DIR cudnn.h
-  HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
-  PATH_SUFFIXES include)
-find_library(CUDNN_LIBRARY cudnn
-  HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR}
-  PATH_SUFFIXES lib lib64)
-if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
-  add_library(Ember::cudnn SHARED IMPORTED)
-  set_target_properties(Ember::cudnn PROPERTIES
-    IMPORTED_LOCATION ${CUDNN_LIBRARY}
-    INTERFACE_INCLUDE_DIRECTORIES ${CUDNN_INCLUDE_DIR})
+# Finds cuDNN under CUDNN_ROOT, next to the CUDA toolkit, or in the Python environment's
+# nvidia-cudnn wheel (which has only libcudnn.so.9, no plain libcudnn.so), and defines the
+# imported target Ember::cudnn. Needs cmake/NvidiaLibs.cmake.
+if(NOT CUDNN_ROOT AND DEFINED ENV{CUDNN_ROOT})
+  set(CUDNN_ROOT $ENV{CUDNN_ROOT})
+endif()
+ember_find_nvidia_lib(CUDNN NAME cudnn HEADER cudnn.h
+  HINTS ${CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+if(CUDNN_LIBRARY AND CUDNN_INCLUDE_DIR)
+  ember_nvidia_target(Ember::cudnn ${CUDNN_LIBRARY} ${CUDNN_INCLUDE_DIR})
   set(EMBER_HAVE_CUDNN ON)
   message(STATUS "Ember: cuDNN ${CUDNN_LIBRARY}")
 else()

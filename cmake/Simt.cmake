@@ -5,7 +5,12 @@
 # enabled, by nvcc (namespace ember::kernels::cuda). See kernels/cuda/compat.h.
 file(GLOB EMBER_SIMT_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/runtime/simt/*.cpp)
 target_sources(ember PRIVATE ${EMBER_SIMT_SOURCES})
-target_link_libraries(ember PRIVATE Boost::context)
+if(EMBER_SIMT_UCONTEXT)
+  # Only the fiber sources look at it (runtime/simt/fiber.h is internal to the emulator).
+  set_source_files_properties(${EMBER_SIMT_SOURCES} PROPERTIES COMPILE_DEFINITIONS EMBER_SIMT_UCONTEXT=1)
+else()
+  target_link_libraries(ember PRIVATE Boost::context)
+endif()
 
 file(GLOB EMBER_CUDA_KERNELS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/*.cu)
 foreach(cu ${EMBER_CUDA_KERNELS})

@@ -1,17 +1,56 @@
 // Matrix products: torch.matmul's shape rules (1-D promotion, batch broadcasting), checks, output
-// allocation, then kernels/cpu/matmul or, on cuda/emu, the GPU table's tiled batched GEMM.
+// allocation, then kernels/cpu/matmul or, on cuda/emu, the GPU table's tiled batched GEMM (or
+// cuBLAS on cuda, see set_gpu_gemm).
 #include "ops/matmul.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "ember/build_config.h"
 #include "kernels/cpu/matmul.h"
 #include "ops/checks.h"
 #include "ops/elementwise.h"
 #include "ops/gpu_kernels.h"
+#if EMBER_HAVE_CUBLAS
+#include "ops/cublas/gemm.h"
+#endif
 
 namespace ember::ops {
 
 namespace kc = kernels::cpu;
 
 namespace {
+
+// -1: not set through the API, EMBER_GEMM decides.
+std::atomic<int> g_gemm_api{-1};
+
+GpuGemm gemm_from_env() {
+  const char* v = std::getenv("EMBER_GEMM");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) return GpuGemm::automatic;
+  if (std::strcmp(v, "ember") == 0) return GpuGemm::ember;
+  if (std::strcmp(v, "cublas") == 0) return GpuGemm::cublas;
+  EMBER_THROW(ValueError, "EMBER_GEMM: expected ember, cublas or auto, got '", v, "'");
+}
+
+// Runs C = A x B on a GPU device through the chosen GEMM.
+void gpu_gemm_run(const char* op, DType t, Device d, const gpu_types::GemmShape& g, const void* a,
+                  const void* b, void* c) {
+  if (d.is_cuda()) {
+    const GpuGemm choice = gpu_gemm();
+    EMBER_CHECK_DEVICE(choice != GpuGemm::cublas || gpu_gemm_has_cublas(), op,
+                       ": EMBER_GEMM=cublas, but this build of Ember has no cuBLAS (rebuild "
+                       "with cuBLAS found, or set EMBER_GEMM=ember)");
+#if EMBER_HAVE_CUBLAS
+    if (choice != GpuGemm::ember && cublas::gemm_supported(g)) {
+      cublas::gemm_batched(gpu_scalar(t, op), g, a, b, c, d.index, nullptr);
+      return;
+    }
+#endif
+  }
+  gpu_kernels(d.type).gemm_batched(gpu_scalar(t, op), g, a, b, c, nullptr);
+}
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
   check_same_device(op, {&a, &b});
@@ -26,9 +65,9 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
 Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& shown_a,
                const Shape& shown_b) {
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  EMBER_CHECK_SHAPE(b.size(-2) == k, op, ": inner sizes differ: shapes ", shown_a, " and ",
-                    shown_b, " cannot be multiplied (expected b's dim -2 to be ", k, ", got ",
-                    b.size(-2), ")");
+  EMBER_CHECK_SHAPE(b.size(-2) == k, op, ": inner sizes differ: shapes ", shown_a, " and ", shown_b,
+                    " cannot be multiplied (expected b's dim -2 to be ", k, ", got ", b.size(-2),
+                    ")");
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
   const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
   Shape batch;
@@ -59,14 +98,11 @@ Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& sh
     g.m = m, g.n = n, g.k = k;
     g.a_row = s.a_row, g.a_col = s.a_col, g.b_row = s.b_row, g.b_col = s.b_col;
     g.batch = checked_numel(batch);
-    EMBER_CHECK_SHAPE(make_strided_index<2>(batch, {s.a_batch_strides, s.b_batch_strides},
-                                            g.batch_index),
-                      op, ": batch dims ", batch, " of shapes ", shown_a, " and ", shown_b,
-                      " have more than ", gpu_types::kMaxDims,
-                      " dims that do not merge; reshape the operands first");
-    gpu_kernels(a.device().type)
-        .gemm_batched(gpu_scalar(a.dtype(), op), g, a.data_ptr(), b.data_ptr(), out.data_ptr(),
-                      nullptr);
+    EMBER_CHECK_SHAPE(
+        make_strided_index<2>(batch, {s.a_batch_strides, s.b_batch_strides}, g.batch_index), op,
+        ": batch dims ", batch, " of shapes ", shown_a, " and ", shown_b, " have more than ",
+        gpu_types::kMaxDims, " dims that do not merge; reshape the operands first");
+    gpu_gemm_run(op, a.dtype(), a.device(), g, a.data_ptr(), b.data_ptr(), out.data_ptr());
     return out;
   }
   kc::matmul_cpu(a.dtype(), s, a.data_ptr(), b.data_ptr(), out.data_ptr());
@@ -75,10 +111,38 @@ Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& sh
 
 }  // namespace
 
+bool gpu_gemm_has_cublas() {
+  return EMBER_HAVE_CUBLAS;
+}
+
+void set_gpu_gemm(GpuGemm g) {
+  EMBER_CHECK_DEVICE(g != GpuGemm::cublas || gpu_gemm_has_cublas(),
+                     "set_gpu_gemm: this build of Ember has no cuBLAS");
+  g_gemm_api.store(static_cast<int>(g));
+}
+
+GpuGemm gpu_gemm() {
+  const int v = g_gemm_api.load();
+  return v < 0 ? gemm_from_env() : static_cast<GpuGemm>(v);
+}
+
+const char* gpu_gemm_name(GpuGemm g) {
+  switch (g) {
+    case GpuGemm::automatic:
+      return "auto";
+    case GpuGemm::ember:
+      return "ember";
+    case GpuGemm::cublas:
+      return "cublas";
+  }
+  return "?";
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_operands("matmul", a, b);
-  EMBER_CHECK_SHAPE(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least 1 dim, got shapes ",
-                    a.shape(), " and ", b.shape());
+  EMBER_CHECK_SHAPE(a.dim() >= 1 && b.dim() >= 1,
+                    "matmul: both operands need at least 1 dim, got shapes ", a.shape(), " and ",
+                    b.shape());
   // 1-D operands become a row (left) or a column (right); the added dim is removed afterwards.
   const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
   const Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;

@@ -6,9 +6,28 @@
 // sizes equal (ShapeError naming both shapes otherwise).
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/tensor.h"
 
 namespace ember::ops {
+
+// Which GEMM runs matmul/mm/bmm on `cuda` (`emu` always runs Ember's tiled GEMM):
+//   automatic  (default) cuBLAS in builds with it, else Ember's GEMM;
+//   ember      Ember's tiled GEMM (kernels/cuda/gemm.cu);
+//   cublas     cuBLAS (cublas<t>gemmStridedBatched, fp32/fp64 math, no TF32).
+// cuBLAS takes operands with a unit stride in one matrix dim and batch dims that merge into one
+// stride; other layouts (sliced rows, unmergeable broadcasts) run on Ember's GEMM rather than
+// being copied. EMBER_GEMM=ember|cublas|auto in the environment sets the choice until
+// set_gpu_gemm is called.
+enum class GpuGemm : uint8_t { automatic, ember, cublas };
+// requires: g != cublas unless gpu_gemm_has_cublas() (DeviceError naming the build otherwise).
+void set_gpu_gemm(GpuGemm g);
+// The current choice (from set_gpu_gemm, else EMBER_GEMM; ValueError for an unknown value).
+GpuGemm gpu_gemm();
+// Whether this build has the cuBLAS backend.
+bool gpu_gemm_has_cublas();
+const char* gpu_gemm_name(GpuGemm g);
 
 Tensor matmul(const Tensor& a, const Tensor& b);
 // 2-D only: [M, K] x [K, N] -> [M, N].

@@ -12,10 +12,18 @@ using gpu_types::Scalar;
 using gpu_types::StridedIndex;
 using namespace detail;
 
+// Note [Float to narrow integer casts]: converting a float outside the target's range (-3.0f to
+// uint8) is undefined in C++. x86 (the cpu and emu builds) truncates to a 32-bit integer and
+// keeps the low bits, so -3.0f becomes 253; the GPU saturates to 0. Going through int64 makes the
+// GPU give the cpu's answer for every value that fits in an int32 (wider targets keep the plain
+// cast).
 template <typename D, typename S>
 __device__ __forceinline__ D convert(S v) {
   if constexpr (std::is_same_v<D, bool>)
     return v != S(0);
+  else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D> &&
+                     sizeof(D) < sizeof(int))
+    return static_cast<D>(static_cast<int64_t>(v));
   else
     return static_cast<D>(v);
 }

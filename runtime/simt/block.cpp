@@ -47,14 +47,22 @@ T get(const T& field) {
 
 const char* op_name(WarpOp op) {
   switch (op) {
-    case WarpOp::Sync: return "__syncwarp";
-    case WarpOp::ShflIdx: return "__shfl_sync";
-    case WarpOp::ShflUp: return "__shfl_up_sync";
-    case WarpOp::ShflDown: return "__shfl_down_sync";
-    case WarpOp::ShflXor: return "__shfl_xor_sync";
-    case WarpOp::Ballot: return "__ballot_sync";
-    case WarpOp::Any: return "__any_sync";
-    case WarpOp::All: return "__all_sync";
+    case WarpOp::Sync:
+      return "__syncwarp";
+    case WarpOp::ShflIdx:
+      return "__shfl_sync";
+    case WarpOp::ShflUp:
+      return "__shfl_up_sync";
+    case WarpOp::ShflDown:
+      return "__shfl_down_sync";
+    case WarpOp::ShflXor:
+      return "__shfl_xor_sync";
+    case WarpOp::Ballot:
+      return "__ballot_sync";
+    case WarpOp::Any:
+      return "__any_sync";
+    case WarpOp::All:
+      return "__all_sync";
   }
   return "?";
 }
@@ -83,7 +91,9 @@ Worker& Worker::current() {
   return w;
 }
 
-Worker* Worker::active() { return tls_active; }
+Worker* Worker::active() {
+  return tls_active;
+}
 
 void Worker::run_block(const LaunchSpec& spec, uint3 block, const Options& opts) {
   TsanIgnore ignore;
@@ -98,7 +108,7 @@ void Worker::run_block(const LaunchSpec& spec, uint3 block, const Options& opts)
     const unsigned u = static_cast<unsigned>(i);
     threads_[i].tid = uint3{u % bx, (u / bx) % by, u / (bx * by)};
     if (dirty_stacks_) recycle_stack(stacks_[i]);
-    threads_[i].ctx = bctx::make_fcontext(stacks_[i].top(), stacks_[i].size, &Worker::fiber_main);
+    threads_[i].ctx = make_context(stacks_[i].top(), stacks_[i].size, &Worker::fiber_main);
   }
   dirty_stacks_ = false;
   const size_t chunks = (spec.shared_bytes + sizeof(SharedChunk) - 1) / sizeof(SharedChunk);
@@ -158,7 +168,7 @@ void Worker::schedule() {
   }
 }
 
-void Worker::fiber_main(bctx::transfer_t t) {
+void Worker::fiber_main(Transfer t) {
   Worker* w = static_cast<Worker*>(t.data);
   after_switch(nullptr, &w->notes_);
   tsan_ignore_begin();
@@ -175,11 +185,11 @@ void Worker::fiber_main(bctx::transfer_t t) {
   tsan_ignore_begin();
   put(w->threads_[me].state, State::Exited);
   const SwitchNotes notes = w->notes_;
-  const bctx::fcontext_t sched = w->sched_;
+  const Context sched = w->sched_;
   tsan_ignore_end();  // this TSan fiber is reused by the next block's thread on this stack
   before_switch(nullptr, notes.main_bottom, notes.main_size, notes.main_tsan_fiber,
                 /*dying=*/true, /*sync=*/false);
-  bctx::jump_fcontext(sched, nullptr);
+  jump_context(sched, nullptr);
   __builtin_unreachable();  // an exited fiber is never resumed
 }
 
@@ -190,7 +200,7 @@ void Worker::resume(int i) {
   Stack& s = stacks_[i];
   void* fake = nullptr;
   before_switch(&fake, s.base, s.size, s.tsan_fiber, /*dying=*/false, /*sync=*/true);
-  bctx::transfer_t r = bctx::jump_fcontext(t.ctx, this);
+  Transfer r = jump_context(t.ctx, this);
   after_switch(fake, nullptr);
   t.ctx = r.fctx;
 }
@@ -198,12 +208,12 @@ void Worker::resume(int i) {
 void Worker::yield() {
   tsan_ignore_begin();
   const SwitchNotes notes = notes_;
-  const bctx::fcontext_t sched = sched_;
+  const Context sched = sched_;
   tsan_ignore_end();
   void* fake = nullptr;
   before_switch(&fake, notes.main_bottom, notes.main_size, notes.main_tsan_fiber,
                 /*dying=*/false, /*sync=*/false);
-  bctx::transfer_t r = bctx::jump_fcontext(sched, nullptr);
+  Transfer r = jump_context(sched, nullptr);
   TsanIgnore ignore;
   after_switch(fake, &notes_);
   sched_ = r.fctx;
@@ -321,20 +331,39 @@ void Worker::on_warp_arrival(int i) {
     const int lane = l - lo, seg = lane & ~(width - 1), param = get(d.param);
     int src = lane;
     switch (op) {
-      case WarpOp::ShflIdx: src = seg + (param & (width - 1)); break;
-      case WarpOp::ShflUp: src = (lane - seg) >= param ? lane - param : lane; break;
-      case WarpOp::ShflDown: src = (lane - seg) + param < width ? lane + param : lane; break;
-      case WarpOp::ShflXor: src = (lane ^ param) < seg + width ? (lane ^ param) : lane; break;
-      default: break;
+      case WarpOp::ShflIdx:
+        src = seg + (param & (width - 1));
+        break;
+      case WarpOp::ShflUp:
+        src = (lane - seg) >= param ? lane - param : lane;
+        break;
+      case WarpOp::ShflDown:
+        src = (lane - seg) + param < width ? lane + param : lane;
+        break;
+      case WarpOp::ShflXor:
+        src = (lane ^ param) < seg + width ? (lane ^ param) : lane;
+        break;
+      default:
+        break;
     }
     // A source lane the mask leaves out has no defined value on a GPU; keep the lane's own.
     if (src < 0 || src >= kWarpSize || !((present >> src) & 1u)) src = lane;
     switch (op) {
-      case WarpOp::Ballot: d.result = ballot; break;
-      case WarpOp::Any: d.result = ballot != 0; break;
-      case WarpOp::All: d.result = ballot == present; break;
-      case WarpOp::Sync: d.result = 0; break;
-      default: d.result = get(threads_[lo + src].value); break;
+      case WarpOp::Ballot:
+        d.result = ballot;
+        break;
+      case WarpOp::Any:
+        d.result = ballot != 0;
+        break;
+      case WarpOp::All:
+        d.result = ballot == present;
+        break;
+      case WarpOp::Sync:
+        d.result = 0;
+        break;
+      default:
+        d.result = get(threads_[lo + src].value);
+        break;
     }
   }
   for (int l = lo; l < hi; ++l)
@@ -377,10 +406,18 @@ void Worker::resolve_stall() {
   int count = 0;
   for (int i = 0; i < n_; ++i) count += get(threads_[i].pred) != 0;
   switch (get(threads_[first].kind)) {
-    case BarrierKind::Plain: barrier_result_ = 0; break;
-    case BarrierKind::Count: barrier_result_ = count; break;
-    case BarrierKind::And: barrier_result_ = count == n_; break;
-    case BarrierKind::Or: barrier_result_ = count > 0; break;
+    case BarrierKind::Plain:
+      barrier_result_ = 0;
+      break;
+    case BarrierKind::Count:
+      barrier_result_ = count;
+      break;
+    case BarrierKind::And:
+      barrier_result_ = count == n_;
+      break;
+    case BarrierKind::Or:
+      barrier_result_ = count > 0;
+      break;
   }
   ++phase_;
   if (opts_.order == Order::Random) make_order();
@@ -441,8 +478,12 @@ uint64_t warp_collective(WarpOp op, uint32_t mask, uint64_t value, int param, in
   return running("a warp collective").warp(op, mask, value, param, width, file, line);
 }
 
-uint32_t active_mask() { return running("__activemask").active_mask(); }
+uint32_t active_mask() {
+  return running("__activemask").active_mask();
+}
 
-unsigned char* dynamic_shared_memory() { return running("dynamic shared memory").dynamic_shared(); }
+unsigned char* dynamic_shared_memory() {
+  return running("dynamic shared memory").dynamic_shared();
+}
 
 }  // namespace ember::simt

@@ -18,7 +18,7 @@ enum class State : int { Runnable, AtBarrier, AtWarp, Exited };
 // One CUDA thread. The fields above `result` are written by the thread itself (relaxed atomics,
 // see Note [Races under TSan]) and read by the scheduler; `result` goes the other way.
 struct Thread {
-  bctx::fcontext_t ctx = nullptr;
+  Context ctx = nullptr;
   uint3 tid{};
   State state = State::Runnable;
   const char* file = nullptr;  // where it waits
@@ -57,7 +57,7 @@ class Worker {
   struct alignas(128) SharedChunk {
     unsigned char bytes[128];
   };
-  static void fiber_main(bctx::transfer_t t);
+  static void fiber_main(Transfer t);
   void schedule();
   void resume(int i);
   void yield();
@@ -83,7 +83,7 @@ class Worker {
   int first_exited_ = -1;
   int barrier_result_ = 0;
   uint64_t phase_ = 0;
-  bctx::fcontext_t sched_ = nullptr;
+  Context sched_ = nullptr;
   SwitchNotes notes_;
   std::exception_ptr thrown_;
   char hb_barrier_ = 0, hb_done_ = 0;  // TSan sync objects

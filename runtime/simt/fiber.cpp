@@ -3,6 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if EMBER_SIMT_UCONTEXT
+#include <ucontext.h>
+
+#include <cstdint>
+#include <new>
+#endif
+
 #include "runtime/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -42,7 +49,9 @@ size_t page_size() {
 }
 }  // namespace
 
-StackPool::~StackPool() { release_all(); }
+StackPool::~StackPool() {
+  release_all();
+}
 
 void StackPool::release_all() {
   for (Stack& s : stacks_) {
@@ -77,6 +86,57 @@ void StackPool::reserve(size_t n, size_t bytes) {
     stacks_.push_back(s);
   }
 }
+
+#if EMBER_SIMT_UCONTEXT
+// Note [ucontext fibers]: fcontext's interface on top of makecontext/swapcontext. A context is a
+// Uctx record: a fiber's sits at the top of its own stack (as fcontext keeps its state there), the
+// OS thread's own context is a thread_local one. A jump saves the running context into its record
+// (tls_running says which) and leaves the Transfer in the record being entered, which its jump
+// (or, for a new fiber, the trampoline) returns. Records are reused across jumps, which fcontext's
+// one-shot handles allow.
+namespace {
+struct Uctx {
+  ucontext_t uc;
+  void (*fn)(Transfer) = nullptr;
+  Transfer incoming{nullptr, nullptr};
+};
+thread_local Uctx tls_thread_ctx;
+thread_local Uctx* tls_running = nullptr;
+
+Uctx* running() {
+  return tls_running ? tls_running : &tls_thread_ctx;
+}
+
+void trampoline() {
+  Uctx* self = running();
+  self->fn(self->incoming);
+  __builtin_unreachable();  // fn leaves by jumping away
+}
+}  // namespace
+
+Context make_context(void* stack_top, size_t size, void (*fn)(Transfer)) {
+  const uintptr_t top = reinterpret_cast<uintptr_t>(stack_top);
+  const uintptr_t rec = (top - sizeof(Uctx)) & ~uintptr_t{63};
+  EMBER_CHECK(top - size + 4096 < rec, "SIMT emulator: a ", size, "-byte fiber stack is too small");
+  Uctx* c = new (reinterpret_cast<void*>(rec)) Uctx;
+  if (getcontext(&c->uc) != 0) EMBER_THROW(CudaError, "SIMT emulator: getcontext failed");
+  c->uc.uc_stack.ss_sp = reinterpret_cast<void*>(top - size);
+  c->uc.uc_stack.ss_size = rec - (top - size);
+  c->uc.uc_link = nullptr;
+  c->fn = fn;
+  makecontext(&c->uc, &trampoline, 0);
+  return c;
+}
+
+Transfer jump_context(Context to, void* data) {
+  Uctx* from = running();
+  Uctx* target = static_cast<Uctx*>(to);
+  target->incoming = Transfer{from, data};
+  tls_running = target;
+  swapcontext(&from->uc, &target->uc);
+  return from->incoming;  // set by whoever jumped back here
+}
+#endif
 
 void before_switch(void** fake_stack, const void* to_bottom, size_t to_size, void* to_tsan,
                    bool dying, bool sync) {

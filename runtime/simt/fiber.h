@@ -1,14 +1,47 @@
-// Fibers for the SIMT emulator: guarded stacks and context switches on Boost.Context's fcontext,
-// with the fiber-switch annotations AddressSanitizer and ThreadSanitizer need.
+// Fibers for the SIMT emulator: guarded stacks and context switches, with the fiber-switch
+// annotations AddressSanitizer and ThreadSanitizer need. The switches use Boost.Context's fcontext
+// or, in builds without Boost (EMBER_SIMT_UCONTEXT, chosen by CMake's EMBER_SIMT_FIBERS), POSIX
+// ucontext behind the same interface; ucontext is several times slower (swapcontext makes a
+// signal-mask system call on every switch) but needs nothing beyond libc.
 #pragma once
 
-#include <boost/context/detail/fcontext.hpp>
 #include <cstddef>
 #include <vector>
 
+#if !EMBER_SIMT_UCONTEXT
+#include <boost/context/detail/fcontext.hpp>
+#endif
+
 namespace ember::simt::detail {
 
-namespace bctx = boost::context::detail;
+// A suspended execution context, valid until it is jumped to once (fcontext's rules).
+#if EMBER_SIMT_UCONTEXT
+using Context = void*;
+// What a jump delivers to the context it enters: the context it came from and a pointer.
+struct Transfer {
+  Context fctx;
+  void* data;
+};
+#else
+using Context = boost::context::detail::fcontext_t;
+using Transfer = boost::context::detail::transfer_t;
+#endif
+
+// requires: [stack_top - size, stack_top) is a usable stack; fn never returns (it leaves by
+// jumping away). ensures: the first jump to the result calls fn on that stack.
+Context make_context(void* stack_top, size_t size, void (*fn)(Transfer));
+// Suspends the calling context and resumes `to`, handing it `data`; returns, when something jumps
+// back here, the context that did and the pointer it passed.
+Transfer jump_context(Context to, void* data);
+
+#if !EMBER_SIMT_UCONTEXT
+inline Context make_context(void* stack_top, size_t size, void (*fn)(Transfer)) {
+  return boost::context::detail::make_fcontext(stack_top, size, fn);
+}
+inline Transfer jump_context(Context to, void* data) {
+  return boost::context::detail::jump_fcontext(to, data);
+}
+#endif
 
 // An mmap'd stack with a PROT_NONE guard page below it: an overflow faults instead of silently
 // corrupting the neighbouring fiber.
@@ -41,7 +74,7 @@ struct SwitchNotes {
   void* main_tsan_fiber = nullptr;
 };
 
-// Called around every jump_fcontext. `dying` marks the last switch away from a finished fiber;
+// Called around every jump_context. `dying` marks the last switch away from a finished fiber;
 // `sync` makes the switch a happens-before edge for TSan (only switches into a fiber are).
 void before_switch(void** fake_stack, const void* to_bottom, size_t to_size, void* to_tsan,
                    bool dying, bool sync);

@@ -1,0 +1,34 @@
+// cuDNN's fastest fp32 forward convolution for one shape: the peer bench_gpu compares Ember's
+// implicit-GEMM convolution with. Built only when cuDNN is (EMBER_BENCH_CUDNN).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "reference/conv_spec.h"
+
+namespace ember::bench {
+
+class CudnnConv {
+ public:
+  // Picks the fastest algorithm with cudnnFindConvolutionForwardAlgorithmEx on these buffers
+  // (float32 on cuda device `device`), in FMA math: no TF32 or other tensor-op conversion. The
+  // workspace is at most `workspace_cap` bytes. Throws CudnnError when nothing qualifies.
+  CudnnConv(const ConvSpec& spec, int device, const float* x, const float* w, float* y,
+            size_t workspace_cap);
+  ~CudnnConv();
+  CudnnConv(const CudnnConv&) = delete;
+  CudnnConv& operator=(const CudnnConv&) = delete;
+
+  // One forward pass y = conv(x, w) with the chosen algorithm, on the default stream.
+  void run(const float* x, const float* w, float* y);
+  // The chosen algorithm's name, e.g. "IMPLICIT_PRECOMP_GEMM".
+  const std::string& algo_name() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ember::bench

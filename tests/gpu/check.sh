@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The GPU check: builds Ember for this machine's GPU (nvcc, Release, no Python), runs the
+# `gpu`-labelled tests and the GPU benchmarks, and ends with a summary table. Without a usable
+# GPU it still builds, then says so and exits 0 (a dry run). Full logs go under $OUT when it is
+# set (else <build dir>/check-logs). docs/gpu_backend.md, "Checking on a real GPU", explains the
+# table and the targets.
+#
+# On a lent GPU machine that has no Eigen, nlohmann-json, doctest or CLI11 installed, stage them
+# first where they are (`bash tests/gpu/check.sh --stage`, into the git-ignored .deps/), then run
+# through the device tool with that folder carried along (the whole run takes under 8 minutes on
+# 16 cores; the timeout leaves a margin):
+#   command:   bash tests/gpu/check.sh
+#   carry:     [".deps"]
+#   timeout_s: 540
+#
+# Usage: tests/gpu/check.sh [--stage]
+# Environment: EMBER_GPU_BUILD_DIR (build-gpu), EMBER_GPU_JOBS (all cores),
+#              EMBER_CUDA_ARCH (detected from the GPU, else 90), EMBER_GPU_CMAKE_ARGS (more
+#              CMake arguments, e.g. -DEMBER_SIMT_FIBERS=ucontext).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+if [ "${1:-}" = "--stage" ]; then
+  exec bash tests/gpu/stage_deps.sh "$ROOT/.deps"
+fi
+
+BUILD="${EMBER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+JOBS="${EMBER_GPU_JOBS:-$(nproc)}"
+LOGS="${OUT:-$BUILD/check-logs}"
+mkdir -p "$LOGS" "$BUILD"
+start=$SECONDS
+say() { echo "check.sh: $*"; }
+
+# --- Toolchain, GPU and libraries -------------------------------------------------------------
+# ccache (where there is one): paths relative to the checkout, so other build dirs' objects hit.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR=1
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+gpu_name=""
+arch="${EMBER_CUDA_ARCH:-}"
+if command -v nvidia-smi >/dev/null; then
+  gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+  cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')"
+  [ -z "$arch" ] && [ -n "$cap" ] && arch="$cap"
+fi
+arch="${arch:-90}"
+
+# The Python environment's nvidia/* wheels (cuBLAS, cuDNN, ...): CMake finds them by itself
+# (cmake/NvidiaLibs.cmake); the loader needs their folders too, since cuDNN opens its
+# sub-libraries by name at run time.
+PY="$(command -v python3 || true)"
+if [ -n "$PY" ]; then
+  wheel_libs="$("$PY" - <<'EOF' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+except ImportError:
+    raise SystemExit
+dirs = set()
+for p in nvidia.__path__:
+    for lib in glob.glob(os.path.join(p, "*", "lib")):
+        dirs.add(os.path.realpath(lib))
+print(":".join(sorted(dirs)))
+EOF
+)"
+  if [ -n "$wheel_libs" ]; then
+    # The toolkit's own libraries first: where it has cuBLAS, that is the one CMake linked.
+    toolkit_libs=""
+    [ -d /usr/local/cuda/lib64 ] && toolkit_libs="/usr/local/cuda/lib64:"
+    export LD_LIBRARY_PATH="$toolkit_libs$wheel_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+fi
+
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DEMBER_PYTHON=OFF -DEMBER_BENCH=ON -DEMBER_TESTS=ON
+            "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+if [ -d "$ROOT/.deps/share/cmake" ]; then
+  cmake_args+=("-DCMAKE_PREFIX_PATH=$ROOT/.deps")
+  deps="staged .deps"
+else
+  deps="system"
+fi
+command -v nvcc >/dev/null && cmake_args+=(-DEMBER_CUDA=ON)
+command -v ninja >/dev/null && [ ! -f "$BUILD/CMakeCache.txt" ] && cmake_args+=(-G Ninja)
+if [ -n "$PY" ]; then
+  cmake_args+=("-DPython3_EXECUTABLE=$PY")
+fi
+# shellcheck disable=SC2206  # word splitting of the extra arguments is intended
+cmake_args+=(${EMBER_GPU_CMAKE_ARGS:-})
+say "GPU: ${gpu_name:-none found}; CUDA arch $arch; header-only deps: $deps; $JOBS jobs; logs in $LOGS"
+
+# --- Build ------------------------------------------------------------------------------------
+build_status="ok"
+if ! cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" >"$LOGS/configure.log" 2>&1; then
+  build_status="FAILED (configure; see configure.log)"
+  tail -30 "$LOGS/configure.log"
+elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu ember_cli \
+    >"$LOGS/build.log" 2>&1; then
+  build_status="FAILED (see build.log)"
+  grep -E "error|Error" "$LOGS/build.log" | head -30
+fi
+build_s=$((SECONDS - start))
+grep "^-- Ember" "$LOGS/configure.log" 2>/dev/null
+say "build: $build_status (${build_s} s)"
+
+# --- Is the GPU usable (as Ember sees it)? ----------------------------------------------------
+usable=0
+why="no GPU"
+if [ "$build_status" = "ok" ]; then
+  "$BUILD/bin/ember" doctor >"$LOGS/doctor.log" 2>&1
+  if grep -q "CUDA usable: yes" "$LOGS/doctor.log"; then
+    usable=1
+  else
+    # "CUDA usable: no (no NVIDIA driver found); using cpu" -> "no NVIDIA driver found"
+    reason="$(grep -m1 "CUDA usable" "$LOGS/doctor.log" | sed -n 's/^CUDA usable: no (\(.*\));.*/\1/p')"
+    why="no GPU${reason:+ ($reason)}"
+  fi
+fi
+
+# --- gpu-labelled tests -----------------------------------------------------------------------
+tests_line="not run (build failed)"
+tests_ok=0
+if [ "$build_status" = "ok" ]; then
+  timeout 300 ctest --test-dir "$BUILD" -L gpu -V --output-on-failure >"$LOGS/test_gpu.log" 2>&1
+  rc=$?
+  cases="$(grep -m1 "\[doctest\] test cases:" "$LOGS/test_gpu.log" | sed 's/.*test cases: *//')"
+  asserts="$(grep -m1 "\[doctest\] assertions:" "$LOGS/test_gpu.log" | sed 's/.*assertions: *//')"
+  if grep -q "gpu tests skipped" "$LOGS/test_gpu.log"; then
+    tests_line="skipped: $why"
+    tests_ok=1
+  elif [ $rc -eq 0 ]; then
+    tests_line="passed: test cases $cases; assertions $asserts"
+    tests_ok=1
+  elif [ $rc -eq 124 ]; then
+    tests_line="TIMED OUT after 300 s (see test_gpu.log)"
+  else
+    tests_line="FAILED: test cases ${cases:-?}; assertions ${asserts:-?} (see test_gpu.log)"
+    grep -E "ERROR|FAILED|error:" "$LOGS/test_gpu.log" | head -20
+  fi
+fi
+say "tests: $tests_line"
+
+# --- Benchmarks -------------------------------------------------------------------------------
+bench_ok=1
+bench_line=""
+if [ "$build_status" = "ok" ] && [ $usable -eq 1 ]; then
+  # TF32 off in every library, whatever it defaults to: fp32 against fp32.
+  NVIDIA_TF32_OVERRIDE=0 timeout 300 "$BUILD/bin/bench_gpu" --device cuda \
+    >"$LOGS/bench_gpu.log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    bench_ok=0
+    bench_line="bench_gpu exited with $rc (see bench_gpu.log)"
+  fi
+elif [ "$build_status" = "ok" ]; then
+  bench_line="skipped: $why"
+else
+  bench_line="not run (build failed)"
+fi
+
+# --- Summary ----------------------------------------------------------------------------------
+{
+  echo
+  echo "== GPU check summary: ${gpu_name:-no GPU}, sm_$arch, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "build  | $build_status (${build_s} s, deps: $deps)"
+  echo "tests  | ctest -L gpu: $tests_line"
+  if [ -s "$LOGS/bench_gpu.log" ] && grep -q "== bench_gpu summary" "$LOGS/bench_gpu.log"; then
+    echo "bench  | bench_gpu --device cuda${bench_line:+: $bench_line}"
+    sed -n '/== bench_gpu summary/,$p' "$LOGS/bench_gpu.log" | tail -n +2
+  else
+    echo "bench  | ${bench_line:-no table (see bench_gpu.log)}"
+  fi
+  echo "total  | $((SECONDS - start)) s"
+} | tee "$LOGS/summary.txt"
+
+[ "$build_status" = "ok" ] && [ $tests_ok -eq 1 ] && [ $bench_ok -eq 1 ]
