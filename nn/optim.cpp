@@ -78,9 +78,11 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   lr_ = lr;
 }
 
-// --- SGD ------------------------------------------------------------------------------------------
+// --- SGD
+// ------------------------------------------------------------------------------------------
 
-SGD::SGD(std::vector<Tensor> params, SGDOptions opts) : Optimizer(std::move(params), opts.lr), opts_(opts) {
+SGD::SGD(std::vector<Tensor> params, SGDOptions opts)
+    : Optimizer(std::move(params), opts.lr), opts_(opts) {
   EMBER_CHECK_VALUE(opts.momentum >= 0 && opts.weight_decay >= 0,
                     "SGD: momentum and weight_decay must be >= 0, got ", opts.momentum, " and ",
                     opts.weight_decay);
@@ -111,19 +113,19 @@ void SGD::step() {
     Tensor& p = params_[i];
     Tensor g = checked_grad(p, i, "SGD");
     if (!g.defined()) continue;
-    kernels::cpu::SgdParams s{lr_, opts_.momentum, opts_.dampening, opts_.weight_decay,
-                              opts_.nesterov, steps_[i] == 0};
+    kernels::cpu::SgdParams s{
+        lr_, opts_.momentum, opts_.dampening, opts_.weight_decay, opts_.nesterov, steps_[i] == 0};
     Tensor buf = opts_.momentum != 0.0 ? buffer(i, "momentum_buffer") : Tensor();
     EMBER_CHECK_VALUE(p.is_contiguous(), "SGD: parameter ", i, " is not contiguous");
     if (p.device().is_gpu_like())
-      ops::gpu_kernels(p.device().type)
+      ops::gpu_kernels(p.device())
           .sgd_step(gpu_float(p), p.data_ptr(), g.data_ptr(),
                     buf.defined() ? buf.data_ptr() : nullptr, p.numel(),
                     {s.lr, s.momentum, s.dampening, s.weight_decay, s.nesterov, s.first_step},
                     nullptr);
     else if (p.dtype() == kFloat32)
-      kernels::cpu::sgd_step(p.data<float>(), g.data<float>(), buf.defined() ? buf.data<float>() : nullptr,
-                             p.numel(), s);
+      kernels::cpu::sgd_step(p.data<float>(), g.data<float>(),
+                             buf.defined() ? buf.data<float>() : nullptr, p.numel(), s);
     else
       kernels::cpu::sgd_step(p.data<double>(), g.data<double>(),
                              buf.defined() ? buf.data<double>() : nullptr, p.numel(), s);
@@ -132,12 +134,13 @@ void SGD::step() {
   }
 }
 
-// --- Adam / AdamW ---------------------------------------------------------------------------------
+// --- Adam / AdamW
+// ---------------------------------------------------------------------------------
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions opts, bool decoupled)
     : Optimizer(std::move(params), opts.lr), opts_(opts), decoupled_(decoupled) {
-  EMBER_CHECK_VALUE(opts.beta1 >= 0 && opts.beta1 < 1 && opts.beta2 >= 0 && opts.beta2 < 1,
-                    name(), ": betas must be in [0, 1), got (", opts.beta1, ", ", opts.beta2, ")");
+  EMBER_CHECK_VALUE(opts.beta1 >= 0 && opts.beta1 < 1 && opts.beta2 >= 0 && opts.beta2 < 1, name(),
+                    ": betas must be in [0, 1), got (", opts.beta1, ", ", opts.beta2, ")");
   EMBER_CHECK_VALUE(opts.eps >= 0 && opts.weight_decay >= 0, name(),
                     ": eps and weight_decay must be >= 0");
 }
@@ -152,14 +155,13 @@ void Adam::step() {
     Tensor m = buffer(i, "exp_avg");
     Tensor v = buffer(i, "exp_avg_sq");
     steps_[i]++;
-    kernels::cpu::AdamParams s{lr_, opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
+    kernels::cpu::AdamParams s{lr_,        opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
                                decoupled_, steps_[i]};
     if (p.device().is_gpu_like())
-      ops::gpu_kernels(p.device().type)
+      ops::gpu_kernels(p.device())
           .adam_step(gpu_float(p), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(),
                      p.numel(),
-                     {s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, s.step},
-                     nullptr);
+                     {s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, s.step}, nullptr);
     else if (p.dtype() == kFloat32)
       kernels::cpu::adam_step(p.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(),
                               p.numel(), s);
@@ -170,7 +172,8 @@ void Adam::step() {
   }
 }
 
-// --- Schedulers -------------------------------------------------------------------------------------
+// --- Schedulers
+// -------------------------------------------------------------------------------------
 
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
     : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
@@ -186,7 +189,8 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_m
 }
 double CosineAnnealingLR::lr_at(int64_t e) const {
   const double pi = 3.14159265358979323846;
-  return eta_min_ + (base_lr_ - eta_min_) * (1.0 + std::cos(pi * static_cast<double>(e) / t_max_)) / 2.0;
+  return eta_min_ +
+         (base_lr_ - eta_min_) * (1.0 + std::cos(pi * static_cast<double>(e) / t_max_)) / 2.0;
 }
 
 LinearWarmupLR::LinearWarmupLR(Optimizer& opt, int64_t warmup, double start_factor)

@@ -40,8 +40,8 @@ Tensor forward(Activation a, const char* op, const Tensor& x_in, kc::ActivationP
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).activation_fwd(gpu_act(a), gpu_scalar(x.dtype(), op), gpu_params(p),
-                                         y.numel(), x.data_ptr(), y.data_ptr(), nullptr);
+    gpu_kernels(dev).activation_fwd(gpu_act(a), gpu_scalar(x.dtype(), op), gpu_params(p), y.numel(),
+                                    x.data_ptr(), y.data_ptr(), nullptr);
   else
     kc::activation_fwd_cpu(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr());
   return y;
@@ -59,9 +59,8 @@ Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& 
   Tensor dx = empty(s.shape(), {s.dtype(), dev});
   if (dx.numel() == 0) return dx;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).activation_bwd(gpu_act(a), gpu_scalar(s.dtype(), op), gpu_params(p),
-                                         dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr(),
-                                         nullptr);
+    gpu_kernels(dev).activation_bwd(gpu_act(a), gpu_scalar(s.dtype(), op), gpu_params(p),
+                                    dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr(), nullptr);
   else
     kc::activation_bwd_cpu(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr());
   return dx;

@@ -76,7 +76,7 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   if (x.device().is_gpu_like()) {
     const gpu_types::BatchNormShape gs{s.n, s.c, s.s};
     Tensor ws = empty({gpu_types::batch_norm_workspace(gs)}, {kFloat64, x.device()});
-    gpu_kernels(x.device().type)
+    gpu_kernels(x.device())
         .batch_norm_fwd(gpu_scalar(x.dtype(), op), gs, {training, momentum, eps}, x.data_ptr(),
                         ptr_or_null(w), ptr_or_null(b), rm.defined() ? rm.data_ptr() : nullptr,
                         rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
@@ -135,7 +135,7 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   if (x.device().is_gpu_like()) {
     const gpu_types::BatchNormShape gs{s.n, s.c, s.s};
     Tensor ws = empty({gpu_types::batch_norm_workspace(gs)}, {kFloat64, x.device()});
-    gpu_kernels(x.device().type)
+    gpu_kernels(x.device())
         .batch_norm_bwd(gpu_scalar(x.dtype(), op), gs, training, x.data_ptr(), dy.data_ptr(),
                         ptr_or_null(w), sm.data_ptr(), si.data_ptr(), dx, dw, db, ws.data<double>(),
                         nullptr);

@@ -6,8 +6,8 @@ Device check_same_device(const char* op, std::initializer_list<const Tensor*> te
   const Tensor* first = *tensors.begin();
   for (const Tensor* t : tensors)
     EMBER_CHECK_DEVICE(t->device() == first->device(), op,
-                       ": expected all tensors on the same device, got ", first->device(),
-                       " and ", t->device());
+                       ": expected all tensors on the same device, got ", first->device(), " and ",
+                       t->device());
   return first->device();
 }
 

@@ -146,7 +146,7 @@ ConvAlgo gpu_direct_algo() {
   a.workspace_bytes = [](const ConvKey&) { return size_t{0}; };
   a.cost = gpu_direct_cost;
   a.run = [](const ConvKey& k, const ConvBuffers& b, void*, size_t) {
-    const GpuKernels& g = gpu_kernels(k.device_type);
+    const GpuKernels& g = gpu_kernels(Device(k.device_type, k.device_index));
     const kernels::ConvShape s = conv_shape_of(k);
     const auto t = gpu_scalar_of(k);
     switch (k.direction) {
@@ -169,12 +169,12 @@ ConvAlgo implicit_gemm_algo() {
   a.supports = gpu_supports;
   a.workspace_bytes = [](const ConvKey& k) {
     if (k.direction != ConvDirection::backward_filter) return size_t{0};
-    return gpu_kernels(k.device_type)
+    return gpu_kernels(Device(k.device_type, k.device_index))
         .conv2d_implicit_gemm_workspace(gpu_scalar_of(k), conv_shape_of(k));
   };
   a.cost = implicit_gemm_cost;
   a.run = [](const ConvKey& k, const ConvBuffers& b, void* ws, size_t ws_bytes) {
-    const GpuKernels& g = gpu_kernels(k.device_type);
+    const GpuKernels& g = gpu_kernels(Device(k.device_type, k.device_index));
     const kernels::ConvShape s = conv_shape_of(k);
     const auto t = gpu_scalar_of(k);
     switch (k.direction) {

@@ -30,9 +30,9 @@ DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* ge
   const uint64_t seed = g.seed();
   const uint64_t offset = g.reserve(static_cast<uint64_t>(n));
   if (n > 0 && dev.is_gpu_like())
-    gpu_kernels(dev.type).dropout_fwd(gpu_scalar(x.dtype(), "dropout"), n, seed, offset, p,
-                                      1.0 / (1.0 - p), x.data_ptr(), r.mask.data<bool>(),
-                                      r.out.data_ptr(), nullptr);
+    gpu_kernels(dev).dropout_fwd(gpu_scalar(x.dtype(), "dropout"), n, seed, offset, p,
+                                 1.0 / (1.0 - p), x.data_ptr(), r.mask.data<bool>(),
+                                 r.out.data_ptr(), nullptr);
   else if (n > 0)
     kc::dropout_fwd_cpu(x.dtype(), n, seed, offset, p, 1.0 / (1.0 - p), x.data_ptr(),
                         r.mask.data<bool>(), r.out.data_ptr());
@@ -51,8 +51,8 @@ Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
   Tensor dx = empty(g.shape(), {g.dtype(), dev});
   if (dx.numel() == 0) return dx;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).dropout_bwd(gpu_scalar(g.dtype(), op), g.numel(), 1.0 / (1.0 - p),
-                                      m.data<bool>(), g.data_ptr(), dx.data_ptr(), nullptr);
+    gpu_kernels(dev).dropout_bwd(gpu_scalar(g.dtype(), op), g.numel(), 1.0 / (1.0 - p),
+                                 m.data<bool>(), g.data_ptr(), dx.data_ptr(), nullptr);
   else
     kc::dropout_bwd_cpu(g.dtype(), g.numel(), 1.0 / (1.0 - p), m.data<bool>(), g.data_ptr(),
                         dx.data_ptr());

@@ -4,6 +4,7 @@
 #include "ops/gpu_kernels.h"
 
 #include "ember/build_config.h"
+#include "runtime/gpu.h"
 #include "runtime/rng.h"
 
 namespace ember::ops {
@@ -68,7 +69,7 @@ bool device_copy(const Tensor& dst, const Tensor& src) {
   if (!gpu_has_scalar(dst.dtype()) || !gpu_has_scalar(src.dtype())) return false;
   gpu_types::StridedIndex<2> index;
   if (!make_strided_index<2>(dst.shape(), {dst.strides(), src.strides()}, index)) return false;
-  gpu_kernels(dst.device().type)
+  gpu_kernels(dst.device())
       .copy_strided(gpu_scalar(dst.dtype(), "copy_"), gpu_scalar(src.dtype(), "copy_"), index,
                     dst.data_ptr(), src.data_ptr(), nullptr);
   return true;
@@ -78,7 +79,7 @@ bool device_copy(const Tensor& dst, const Tensor& src) {
 // otherwise through a float64 one (as the CPU fills go through float64).
 bool device_random_fill(Tensor& t, RandomDist dist, double a, double b, uint64_t seed,
                         uint64_t offset) {
-  const GpuKernels& k = gpu_kernels(t.device().type);
+  const GpuKernels& k = gpu_kernels(t.device());
   const gpu_types::RandomDist d = dist == RandomDist::Uniform  ? gpu_types::RandomDist::uniform
                                   : dist == RandomDist::Normal ? gpu_types::RandomDist::normal
                                                                : gpu_types::RandomDist::bernoulli;
@@ -119,6 +120,12 @@ const GpuKernels& gpu_kernels(DeviceType type) {
       break;
   }
   EMBER_THROW(DeviceError, "gpu_kernels: the cpu has no GPU kernel table");
+}
+
+const GpuKernels& gpu_kernels(Device d) {
+  const GpuKernels& k = gpu_kernels(d.type);
+  gpu::backend(d).set_device(d.index);
+  return k;
 }
 
 bool gpu_has_scalar(DType t) {

@@ -73,6 +73,10 @@ struct GpuKernels {
 // The table of `type` (CUDA or EMU). Throws DeviceError for CUDA in a build without it (saying
 // so) and for the cpu.
 const GpuKernels& gpu_kernels(DeviceType type);
+// The table of `d`'s type, with `d` made the calling thread's current device, since kernels
+// launch on the current device (a tensor on cuda:1 runs its kernels there). The device stays
+// current afterwards. Ops launch through this form.
+const GpuKernels& gpu_kernels(Device d);
 
 // Whether the GPU kernels handle element type `t` at all (f16/bf16 do not yet), and its code.
 bool gpu_has_scalar(DType t);

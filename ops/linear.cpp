@@ -47,7 +47,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
       // y += b in place: y is contiguous [rows, out], b read with a zero stride over the rows.
       gpu_types::StridedIndex<2> index;
       make_strided_index<2>(y.shape(), {y.strides(), broadcast_strides(bc, y.shape())}, index);
-      gpu_kernels(y.device().type)
+      gpu_kernels(y.device())
           .binary_strided(gpu_types::BinaryOp::add, gpu_scalar(y.dtype(), "linear"), index,
                           y.data_ptr(), y.data_ptr(), bc.data_ptr(), nullptr);
     } else {

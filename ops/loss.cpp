@@ -116,7 +116,7 @@ NllOutput nll_gpu(const char* op, bool fused, const kc::NllShape& s, Reduction r
   double* acc = scratch.defined() ? scratch.data<double>() : nullptr;
   void* per_ptr = per.defined() ? per.data_ptr() : nullptr;
   const gpu_types::NllDims d{s.n, s.c, s.s, ignore_index, eps};
-  const GpuKernels& k = gpu_kernels(dev.type);
+  const GpuKernels& k = gpu_kernels(dev);
   if (fused) {
     out.log_probs = empty(x.shape(), {t, dev});
     k.cross_entropy_fwd(gpu_scalar(t, op), d, x.data_ptr(), target.data<int64_t>(),
@@ -153,9 +153,9 @@ Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Te
   Tensor dx = empty(lp_in.shape(), {lp_in.dtype(), dev});
   if (dx.numel() == 0) return dx;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).nll_bwd(gpu_scalar(dx.dtype(), op), {s.n, s.c, s.s, ignore_index, eps},
-                                  fused, fused ? lp.data_ptr() : nullptr, target.data<int64_t>(),
-                                  g.data_ptr(), stride, scale, dx.data_ptr(), nullptr);
+    gpu_kernels(dev).nll_bwd(gpu_scalar(dx.dtype(), op), {s.n, s.c, s.s, ignore_index, eps}, fused,
+                             fused ? lp.data_ptr() : nullptr, target.data<int64_t>(), g.data_ptr(),
+                             stride, scale, dx.data_ptr(), nullptr);
   else
     kc::nll_bwd_cpu(dx.dtype(), s, ignore_index, eps, fused, fused ? lp.data_ptr() : nullptr,
                     target.data<int64_t>(), g.data_ptr(), stride, scale, dx.data_ptr());
@@ -227,10 +227,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     Tensor out = empty(none ? x.shape() : Shape{}, {x.dtype(), dev});
     Tensor scratch = none ? Tensor() : empty({gpu_types::kMsePartials}, {kFloat64, dev});
     const double divisor = reduction == Reduction::Mean ? static_cast<double>(n) : 1.0;
-    gpu_kernels(dev.type).mse_fwd(gpu_scalar(x.dtype(), "mse_loss"), n, x.data_ptr(), y.data_ptr(),
-                                  none ? out.data_ptr() : nullptr,
-                                  none ? nullptr : scratch.data<double>(), divisor,
-                                  none ? nullptr : out.data_ptr(), nullptr);
+    gpu_kernels(dev).mse_fwd(gpu_scalar(x.dtype(), "mse_loss"), n, x.data_ptr(), y.data_ptr(),
+                             none ? out.data_ptr() : nullptr,
+                             none ? nullptr : scratch.data<double>(), divisor,
+                             none ? nullptr : out.data_ptr(), nullptr);
     return out;
   }
   Tensor per = reduction == Reduction::None ? empty(x.shape(), {x.dtype(), kCPU}) : Tensor();
@@ -254,8 +254,8 @@ Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tens
   Tensor dx = empty(x.shape(), {x.dtype(), dev});
   if (dx.numel() == 0) return dx;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).mse_bwd(gpu_scalar(x.dtype(), op), x.numel(), x.data_ptr(), y.data_ptr(),
-                                  g.data_ptr(), stride, scale, dx.data_ptr(), nullptr);
+    gpu_kernels(dev).mse_bwd(gpu_scalar(x.dtype(), op), x.numel(), x.data_ptr(), y.data_ptr(),
+                             g.data_ptr(), stride, scale, dx.data_ptr(), nullptr);
   else
     kc::mse_bwd_cpu(x.dtype(), x.numel(), x.data_ptr(), y.data_ptr(), g.data_ptr(), stride, scale,
                     dx.data_ptr());

@@ -49,7 +49,7 @@ void gpu_gemm_run(const char* op, DType t, Device d, const gpu_types::GemmShape&
     }
 #endif
   }
-  gpu_kernels(d.type).gemm_batched(gpu_scalar(t, op), g, a, b, c, nullptr);
+  gpu_kernels(d).gemm_batched(gpu_scalar(t, op), g, a, b, c, nullptr);
 }
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {

@@ -77,8 +77,8 @@ std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p) 
   if (y.numel() == 0) return {y, idx};
   const Tensor xc = x.contiguous();
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).max_pool2d_fwd(gpu_scalar(x.dtype(), "max_pool2d"), s, xc.data_ptr(),
-                                         y.data_ptr(), idx.data<int64_t>(), nullptr);
+    gpu_kernels(dev).max_pool2d_fwd(gpu_scalar(x.dtype(), "max_pool2d"), s, xc.data_ptr(),
+                                    y.data_ptr(), idx.data<int64_t>(), nullptr);
   else
     kc::max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>());
   return {y, idx};
@@ -105,8 +105,8 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
     // The gather kernel ignores indices outside the plane: checking them here would need the
     // host to wait for the device.
     Tensor ws = empty({gpu_types::max_pool2d_bwd_workspace(s)}, {kInt64, dev});
-    gpu_kernels(dev.type).max_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), ip,
-                                         dx.data_ptr(), ws.data<int64_t>(), nullptr);
+    gpu_kernels(dev).max_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), ip,
+                                    dx.data_ptr(), ws.data<int64_t>(), nullptr);
     return dx;
   }
   for (int64_t i = 0; i < ic.numel(); ++i)
@@ -134,7 +134,7 @@ Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p) {
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous();
   if (x.device().is_gpu_like())
-    gpu_kernels(x.device().type)
+    gpu_kernels(x.device())
         .avg_pool2d_fwd(gpu_scalar(x.dtype(), "avg_pool2d"), s, xc.data_ptr(), y.data_ptr(),
                         nullptr);
   else
@@ -150,7 +150,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const Avg
   if (dx.numel() == 0) return dx;
   const Tensor gc = grad_y.contiguous();
   if (grad_y.device().is_gpu_like())
-    gpu_kernels(grad_y.device().type)
+    gpu_kernels(grad_y.device())
         .avg_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), dx.data_ptr(), nullptr);
   else
     kc::avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
@@ -177,7 +177,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> out) {
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous();
   if (x.device().is_gpu_like())
-    gpu_kernels(x.device().type)
+    gpu_kernels(x.device())
         .adaptive_avg_pool2d_fwd(gpu_scalar(x.dtype(), "adaptive_avg_pool2d"), s, xc.data_ptr(),
                                  y.data_ptr(), nullptr);
   else
@@ -194,7 +194,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   if (dx.numel() == 0) return dx;
   const Tensor gc = grad_y.contiguous();
   if (grad_y.device().is_gpu_like())
-    gpu_kernels(grad_y.device().type)
+    gpu_kernels(grad_y.device())
         .adaptive_avg_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), dx.data_ptr(),
                                  nullptr);
   else

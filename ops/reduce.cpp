@@ -21,12 +21,13 @@ std::vector<bool> reduced_mask(const Tensor& a, const std::vector<int64_t>& dims
   for (int64_t d : dims) {
     // A 0-D tensor accepts dim 0 and -1, as in PyTorch.
     const int64_t lo = nd == 0 ? -1 : -nd, hi = nd == 0 ? 0 : nd - 1;
-    EMBER_CHECK_INDEX(d >= lo && d <= hi, op, ": dim ", d, " is out of range for a tensor of shape ",
-                      a.shape(), " (expected a dim in ", lo, "..", hi, ")");
+    EMBER_CHECK_INDEX(d >= lo && d <= hi, op, ": dim ", d,
+                      " is out of range for a tensor of shape ", a.shape(), " (expected a dim in ",
+                      lo, "..", hi, ")");
     if (nd == 0) continue;
     const int64_t w = d < 0 ? d + nd : d;
-    EMBER_CHECK_VALUE(!mask[w], op, ": dim ", d, " appears more than once in ",
-                      Shape(dims), " (tensor of shape ", a.shape(), ")");
+    EMBER_CHECK_VALUE(!mask[w], op, ": dim ", d, " appears more than once in ", Shape(dims),
+                      " (tensor of shape ", a.shape(), ")");
     mask[w] = true;
   }
   return mask;
@@ -66,8 +67,9 @@ Tensor reduce(kc::ReduceOp op, const char* name, const Tensor& a, const std::vec
     for (int64_t d = 0; d < a.dim(); ++d)
       if (mask[d]) perm.push_back(d);
     const Tensor rows = a.permute(perm).contiguous();
-    static_assert(static_cast<int>(kc::ReduceOp::std) == static_cast<int>(gpu_types::ReduceOp::std));
-    gpu_kernels(a.device().type)
+    static_assert(static_cast<int>(kc::ReduceOp::std) ==
+                  static_cast<int>(gpu_types::ReduceOp::std));
+    gpu_kernels(a.device())
         .reduce_rows(static_cast<gpu_types::ReduceOp>(op), gpu_scalar(a.dtype(), name), n_out,
                      n_red, correction, rows.data_ptr(), out.data_ptr(), nullptr);
     return out;

@@ -40,8 +40,8 @@ Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).softmax_fwd(gpu_scalar(x.dtype(), op), gpu_dims(s), log, x.data_ptr(),
-                                      y.data_ptr(), nullptr);
+    gpu_kernels(dev).softmax_fwd(gpu_scalar(x.dtype(), op), gpu_dims(s), log, x.data_ptr(),
+                                 y.data_ptr(), nullptr);
   else
     kc::softmax_fwd_cpu(x.dtype(), s, log, x.data_ptr(), y.data_ptr());
   return y;
@@ -59,8 +59,8 @@ Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in
   Tensor dx = empty(y.shape(), {y.dtype(), dev});
   if (dx.numel() == 0) return dx;
   if (dev.is_gpu_like())
-    gpu_kernels(dev.type).softmax_bwd(gpu_scalar(y.dtype(), op), gpu_dims(s), log, y.data_ptr(),
-                                      g.data_ptr(), dx.data_ptr(), nullptr);
+    gpu_kernels(dev).softmax_bwd(gpu_scalar(y.dtype(), op), gpu_dims(s), log, y.data_ptr(),
+                                 g.data_ptr(), dx.data_ptr(), nullptr);
   else
     kc::softmax_bwd_cpu(y.dtype(), s, log, y.data_ptr(), g.data_ptr(), dx.data_ptr());
   return dx;

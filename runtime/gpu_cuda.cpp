@@ -24,10 +24,14 @@ namespace {
 
 cudaMemcpyKind to_cuda(CopyKind k) {
   switch (k) {
-    case CopyKind::HostToHost: return cudaMemcpyHostToHost;
-    case CopyKind::HostToDevice: return cudaMemcpyHostToDevice;
-    case CopyKind::DeviceToHost: return cudaMemcpyDeviceToHost;
-    case CopyKind::DeviceToDevice: return cudaMemcpyDeviceToDevice;
+    case CopyKind::HostToHost:
+      return cudaMemcpyHostToHost;
+    case CopyKind::HostToDevice:
+      return cudaMemcpyHostToDevice;
+    case CopyKind::DeviceToHost:
+      return cudaMemcpyDeviceToHost;
+    case CopyKind::DeviceToDevice:
+      return cudaMemcpyDeviceToDevice;
   }
   return cudaMemcpyDefault;
 }
@@ -90,7 +94,11 @@ class CudaBackend final : public Backend {
     return m;
   }
 
-  void set_device(int device) override { EMBER_CUDA_CHECK(cudaSetDevice(device)); }
+  void set_device(int device) override {
+    int current = -1;
+    EMBER_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device) EMBER_CUDA_CHECK(cudaSetDevice(device));
+  }
 
   void* malloc(int device, size_t bytes) override {
     DeviceGuard g(device);
@@ -150,8 +158,8 @@ class CudaBackend final : public Backend {
   Event event_create(int device, bool timing) override {
     DeviceGuard g(device);
     cudaEvent_t e = nullptr;
-    EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault
-                                                         : cudaEventDisableTiming));
+    EMBER_CUDA_CHECK(
+        cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
     return e;
   }
   void event_destroy(Event e) noexcept override {
