@@ -77,13 +77,18 @@ def digits_batch(n=32):
     return x[:n].contiguous(), y[:n].contiguous()
 
 
+@pytest.mark.parametrize("device", ["cpu", "emu"])
 @pytest.mark.parametrize("opt", ["sgd", "adam", "adamw"])
-def test_training_matches_torch_for_20_steps(opt):
+def test_training_matches_torch_for_20_steps(opt, device):
+    # On emu every op of the step (conv, batch norm, pooling, loss, optimiser) runs through the
+    # CUDA kernels on the emulated GPU.
     ember.manual_seed(1)
     m, tm = Net(), TorchNet()
     copy_to_torch(m, tm)
+    m.to(device)
     x, y = digits_batch(64)
     tx, ty = torch.tensor(x.numpy()), torch.tensor(y.numpy())
+    x, y = x.to(device), y.to(device)
     if opt == "sgd":
         eo = ember.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
         to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
@@ -110,7 +115,8 @@ def test_training_matches_torch_for_20_steps(opt):
     np.testing.assert_allclose(el, tl, rtol=1e-4)
     assert el[-1] < el[0]
     for k, v in m.state_dict().items():
-        np.testing.assert_allclose(v.numpy(), tm.state_dict()[k].numpy(), rtol=1e-3, atol=1e-4, err_msg=k)
+        assert v.device == ember.device(device), k
+        np.testing.assert_allclose(v.cpu().numpy(), tm.state_dict()[k].numpy(), rtol=1e-3, atol=1e-4, err_msg=k)
 
 
 def test_python_subclass_trains_on_digits():
