@@ -1,12 +1,35 @@
-// Tiled GEMM, the textbook way: each block computes a kBM x kBN tile of C, walking K in steps of
-// kBK through shared memory; each of its 16 x 16 threads keeps a kTM x kTN register tile of
-// accumulators and reads its A and B fragments from shared memory once per k. Loads are
-// bounds-checked (zeros outside the matrices), so any M, N, K works; operands are read through
-// their strides, so transposed views need no copy. blockIdx.z walks the batch.
+// GEMM on the GPU backends: C = A x B per batch, operands read through their strides.
+//
+// Two kernels. The general one (gemm_tiled_kernel) is the textbook tiling: 64 x 64 block tiles,
+// 16 x 16 threads with 4 x 4 register tiles, scalar bounds-checked loads through any strides.
+// It serves float64, operands with no unit stride in their matrix dims (sliced views) and is
+// the reference the fast one is tested against.
+//
+// The fast one (gemm_f32_kernel) is the classic SGEMM for float32 whose operands each have a
+// unit stride along one matrix dim, which is every layout ops/matmul makes from contiguous
+// tensors and their transposes. Why it looks as it does:
+// - A block of 256 threads computes a BM x BN tile (128 or 64 each), each thread an
+//   (BM/16) x (BN/16) register tile made of 4 x 4 sub-tiles 64 rows / columns apart, so its
+//   A and B fragments are float4 reads of shared memory; a warp covers 4 x 8 threads, whose
+//   reads are broadcasts or 128 contiguous bytes (one wavefront each).
+// - Both operand tiles are stored reduction-major (A transposed) with rows padded by 4 floats,
+//   so the fragments are contiguous and the transposing stores are free of bank conflicts.
+// - K advances 8 at a time through double-buffered shared memory: the next step's global loads
+//   go to registers before the current step is multiplied, and one barrier per step separates
+//   the buffers, so the load latency hides behind 512 FMAs per thread.
+// - Each thread loads 4 consecutive floats of each operand per step, along the operand's unit
+//   stride; a float4 load when the leading dimension, the pointer and the batch strides allow
+//   it (16-byte aligned), four scalar loads otherwise (a view offset by one element) and at the
+//   matrix edges, where the elements outside are zeros. The epilogue writes float4 when C's
+//   rows are aligned.
+// - The launcher takes the largest tile (128 x 128, then 128 x 64 or 64 x 128, then 64 x 64)
+//   that still gives at least two blocks per multiprocessor, so smaller products fill the GPU.
+// - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the 65535 limit.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/gemm.cuh"
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace ember::kernels::EMBER_KERNEL_NS {
@@ -20,7 +43,7 @@ constexpr int kBM = 64, kBN = 64, kBK = 16;
 constexpr int kThreadsX = 16, kThreadsY = 16;  // threadIdx.x along N, threadIdx.y along M
 constexpr int kTM = kBM / kThreadsY, kTN = kBN / kThreadsX;
 constexpr int kThreads = kThreadsX * kThreadsY;
-constexpr unsigned kMaxBatchBlocks = 65535;
+constexpr unsigned kMaxGridYZ = 65535;  // CUDA's limit on gridDim.y and gridDim.z
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -29,9 +52,13 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ T as[kBK][kBM];  // A tile, stored k-major so a thread reads a column of it
   __shared__ T bs[kBK][kBN];
   const int tid = threadIdx.y * kThreadsX + threadIdx.x;
-  const int64_t row0 = int64_t(blockIdx.y) * kBM, col0 = int64_t(blockIdx.x) * kBN;
+  const int64_t col0 = int64_t(blockIdx.x) * kBN, m_tiles = (s.m + kBM - 1) / kBM;
 
-  for (int64_t z = blockIdx.z; z < s.batch; z += gridDim.z) {
+  // (batch, row tile) pairs, blockIdx.z * gridDim.y + blockIdx.y first: past 65535 of either,
+  // a block takes several.
+  const int64_t items = s.batch * m_tiles, stride = int64_t(gridDim.y) * gridDim.z;
+  for (int64_t item = int64_t(blockIdx.z) * gridDim.y + blockIdx.y; item < items; item += stride) {
+    const int64_t z = item / m_tiles, row0 = item % m_tiles * kBM;
     int64_t off[2];
     strided_offsets(s.batch_index, z, off);
     const T* az = a + off[0];
@@ -76,6 +103,268 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// --- the float32 fast path ----------------------------------------------------------------------
+
+#if EMBER_EMULATED
+#define EMBER_GEMM_UNROLL _Pragma("GCC unroll 8")
+#else
+#define EMBER_GEMM_UNROLL _Pragma("unroll")
+#endif
+
+constexpr int kFastBK = 8, kFastThreads = 256, kFastPad = 4;
+// Two blocks per multiprocessor (at most 128 registers) on sm_90, where ptxas fits every
+// variant without spilling; older targets spill at 128 and get the registers they ask for.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kFastMinBlocks = 1;
+#else
+constexpr int kFastMinBlocks = 2;
+#endif
+
+// One operand of the fast kernel: an R x K matrix (R = M for A, N for B) with element strides
+// along R and K, one of which is 1; `vec` when float4 loads are aligned.
+struct FastOperand {
+  int64_t r_stride = 0, k_stride = 0;
+  bool vec = false;
+};
+
+struct FastGemm {
+  GemmShape s;
+  FastOperand a, b;  // a: M x K, b: N x K (B read as its transpose)
+  bool c_vec = false;
+  int64_t m_tiles = 0;
+};
+
+template <int BM, int BN>
+struct alignas(16) FastTiles {
+  float a[2][kFastBK][BM + kFastPad];  // reduction-major: a thread's rows are contiguous
+  float b[2][kFastBK][BN + kFastPad];
+};
+
+// A thread's share of one operand tile (R x kFastBK): 4 elements consecutive in memory, along R
+// (kAlongR, the R stride is 1) or along K. The valid elements are always a prefix of the 4.
+template <int R, bool kAlongR>
+struct FastLoader {
+  static constexpr int kVecs = R * kFastBK / 4;  // 256 for R = 128, 128 for R = 64
+  const float* p = nullptr;                      // (r, k) of the next load
+  int k = 0;                                     // reduction offset in the tile
+  int tile_off = 0;                              // of (k, r) in a shared tile
+  int r_count = 0;                               // rows in the matrix of the 4 (along K: 0 or 4)
+  bool active = false;                           // kVecs threads load, the others idle
+  float v[4];
+
+  __device__ __forceinline__ void init(const float* base, int64_t r_stride, int64_t k_stride,
+                                       int64_t r0, int64_t rows, int tid) {
+    int r;
+    if (kAlongR)
+      r = 4 * (tid % (R / 4)), k = tid / (R / 4);
+    else
+      r = tid / 2, k = 4 * (tid % 2);
+    tile_off = k * (R + kFastPad) + r;
+    const int64_t gr = r0 + r, left = rows - gr;
+    active = tid < kVecs;
+    r_count = !active || left <= 0 ? 0 : (kAlongR && left < 4 ? int(left) : 4);
+    p = base + (r_count > 0 ? gr * r_stride + k * k_stride : 0);
+  }
+
+  // Loads this thread's 4 elements of the tile whose reduction positions left are `rem` (zeros
+  // outside the matrix), then moves `step` elements on.
+  __device__ __forceinline__ void load(int64_t rem, bool vec, int64_t step) {
+    const int64_t left = rem - k;
+    int n;
+    if (kAlongR)
+      n = left > 0 ? r_count : 0;
+    else
+      n = r_count == 0 || left <= 0 ? 0 : (left < 4 ? int(left) : 4);
+    if (vec && n == 4) {
+      const float4 x = *reinterpret_cast<const float4*>(p);
+      v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+    } else {
+      EMBER_GEMM_UNROLL
+      for (int i = 0; i < 4; ++i) v[i] = i < n ? p[i] : 0.0f;
+    }
+    p += step;
+  }
+
+  __device__ __forceinline__ void store(float* tile) const {
+    if (!active) return;
+    if (kAlongR) {
+      *reinterpret_cast<float4*>(tile + tile_off) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+      EMBER_GEMM_UNROLL
+      for (int i = 0; i < 4; ++i) tile[tile_off + i * (R + kFastPad)] = v[i];
+    }
+  }
+};
+
+template <int BM, int BN, bool kAAlongM, bool kBAlongN>
+__global__ void __launch_bounds__(kFastThreads, kFastMinBlocks)
+    gemm_f32_kernel(FastGemm f, const float* __restrict__ a, const float* __restrict__ b,
+                    float* __restrict__ c) {
+  constexpr int kTM = BM / 16, kTN = BN / 16;  // register tile: kTM/4 x kTN/4 sub-tiles of 4x4
+  __shared__ FastTiles<BM, BN> sm;
+  const GemmShape& s = f.s;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // A warp is 4 x 8 threads: its A fragments are 4 float4s, its B fragments 8 (128 bytes).
+  const int ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8;
+  const int64_t col0 = int64_t(blockIdx.x) * BN;
+
+  // (batch, row tile) pairs as in gemm_tiled_kernel.
+  const int64_t items = s.batch * f.m_tiles, stride = int64_t(gridDim.y) * gridDim.z;
+  for (int64_t item = int64_t(blockIdx.z) * gridDim.y + blockIdx.y; item < items; item += stride) {
+    const int64_t z = item / f.m_tiles, row0 = item % f.m_tiles * BM;
+    int64_t off[2];
+    strided_offsets(s.batch_index, z, off);
+    FastLoader<BM, kAAlongM> la;
+    FastLoader<BN, kBAlongN> lb;
+    la.init(a + off[0], f.a.r_stride, f.a.k_stride, row0, s.m, tid);
+    lb.init(b + off[1], f.b.r_stride, f.b.k_stride, col0, s.n, tid);
+    const int64_t a_step = kAAlongM ? kFastBK * f.a.k_stride : kFastBK;
+    const int64_t b_step = kBAlongN ? kFastBK * f.b.k_stride : kFastBK;
+
+    float acc[kTM][kTN];
+    EMBER_GEMM_UNROLL
+    for (int i = 0; i < kTM; ++i) {
+      EMBER_GEMM_UNROLL
+      for (int j = 0; j < kTN; ++j) acc[i][j] = 0.0f;
+    }
+
+    la.load(s.k, f.a.vec, a_step);
+    lb.load(s.k, f.b.vec, b_step);
+    la.store(&sm.a[0][0][0]);
+    lb.store(&sm.b[0][0][0]);
+    __syncthreads();
+    int buf = 0;
+    for (int64_t k0 = 0; k0 < s.k; k0 += kFastBK) {
+      const bool more = k0 + kFastBK < s.k;
+      if (more) {  // the next step's loads are in flight while this one is multiplied
+        la.load(s.k - k0 - kFastBK, f.a.vec, a_step);
+        lb.load(s.k - k0 - kFastBK, f.b.vec, b_step);
+      }
+      EMBER_GEMM_UNROLL
+      for (int kk = 0; kk < kFastBK; ++kk) {
+        float af[kTM], bf[kTN];
+        EMBER_GEMM_UNROLL
+        for (int q = 0; q < kTM / 4; ++q) {
+          const float4 x = *reinterpret_cast<const float4*>(&sm.a[buf][kk][q * 64 + 4 * ty]);
+          af[4 * q] = x.x, af[4 * q + 1] = x.y, af[4 * q + 2] = x.z, af[4 * q + 3] = x.w;
+        }
+        EMBER_GEMM_UNROLL
+        for (int q = 0; q < kTN / 4; ++q) {
+          const float4 x = *reinterpret_cast<const float4*>(&sm.b[buf][kk][q * 64 + 4 * tx]);
+          bf[4 * q] = x.x, bf[4 * q + 1] = x.y, bf[4 * q + 2] = x.z, bf[4 * q + 3] = x.w;
+        }
+        EMBER_GEMM_UNROLL
+        for (int i = 0; i < kTM; ++i) {
+          EMBER_GEMM_UNROLL
+          for (int j = 0; j < kTN; ++j) acc[i][j] += af[i] * bf[j];
+        }
+      }
+      if (more) {  // the other buffer was last read before the previous barrier
+        la.store(&sm.a[buf ^ 1][0][0]);
+        lb.store(&sm.b[buf ^ 1][0][0]);
+      }
+      __syncthreads();
+      buf ^= 1;
+    }
+
+    float* cz = c + z * s.m * s.n;
+    EMBER_GEMM_UNROLL
+    for (int i = 0; i < kTM; ++i) {
+      const int64_t row = row0 + (i / 4) * 64 + 4 * ty + i % 4;
+      if (row >= s.m) continue;
+      EMBER_GEMM_UNROLL
+      for (int q = 0; q < kTN / 4; ++q) {
+        const int64_t col = col0 + q * 64 + 4 * tx;
+        float* dst = cz + row * s.n + col;
+        const float* x = &acc[i][4 * q];
+        if (f.c_vec && col + 3 < s.n) {
+          *reinterpret_cast<float4*>(dst) = make_float4(x[0], x[1], x[2], x[3]);
+        } else {
+          for (int j = 0; j < 4; ++j)
+            if (col + j < s.n) dst[j] = x[j];
+        }
+      }
+    }
+  }
+}
+
+#undef EMBER_GEMM_UNROLL
+
+// Reads one operand as an R x K matrix for the fast kernel: false unless a matrix dim has unit
+// stride. Size-1 dims get stride 0 (only index 0 is read), so they never block the fast path.
+bool fast_operand(const void* base, int64_t rows, int64_t r_stride, int64_t k, int64_t k_stride,
+                  const gpu_types::StridedIndex<2>& batch, int which, FastOperand& op,
+                  bool& along_r) {
+  op.r_stride = rows == 1 ? 0 : r_stride;
+  op.k_stride = k == 1 ? 0 : k_stride;
+  if (op.r_stride != 1 && op.k_stride != 1) return false;
+  along_r = op.r_stride == 1;
+  bool vec =
+      reinterpret_cast<uintptr_t>(base) % 16 == 0 && (along_r ? op.k_stride : op.r_stride) % 4 == 0;
+  for (int d = 0; d < batch.ndim; ++d) vec = vec && batch.strides[which][d] % 4 == 0;
+  op.vec = vec;
+  return true;
+}
+
+int multiprocessors() {
+#if EMBER_EMULATED
+  return gpu::backend(DeviceType::EMU).properties(0).multiprocessors;
+#else
+  int device = 0, n = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    n = 0;
+  return n > 0 ? n : 132;
+#endif
+}
+
+template <int BM, int BN, bool kAAlongM, bool kBAlongN>
+void launch_gemm_f32(FastGemm f, const float* a, const float* b, float* c, gpu::Stream stream) {
+  f.m_tiles = (f.s.m + BM - 1) / BM;
+  const dim3 grid(static_cast<unsigned>((f.s.n + BN - 1) / BN),
+                  static_cast<unsigned>(f.m_tiles < kMaxGridYZ ? f.m_tiles : kMaxGridYZ),
+                  static_cast<unsigned>(f.s.batch < kMaxGridYZ ? f.s.batch : kMaxGridYZ));
+  auto* kernel = &gemm_f32_kernel<BM, BN, kAAlongM, kBAlongN>;
+  EMBER_LAUNCH(kernel, grid, dim3(kFastThreads), 0, stream, f, a, b, c);
+}
+
+template <int BM, int BN>
+void launch_gemm_f32(const FastGemm& f, bool a_along_m, bool b_along_n, const float* a,
+                     const float* b, float* c, gpu::Stream stream) {
+  if (a_along_m)
+    b_along_n ? launch_gemm_f32<BM, BN, true, true>(f, a, b, c, stream)
+              : launch_gemm_f32<BM, BN, true, false>(f, a, b, c, stream);
+  else
+    b_along_n ? launch_gemm_f32<BM, BN, false, true>(f, a, b, c, stream)
+              : launch_gemm_f32<BM, BN, false, false>(f, a, b, c, stream);
+}
+
+// The fast float32 path; false (nothing launched) when an operand has no unit stride.
+bool gemm_f32_fast(const GemmShape& s, const float* a, const float* b, float* c,
+                   gpu::Stream stream) {
+  FastGemm f;
+  f.s = s;
+  bool a_along_m = false, b_along_n = false;
+  if (!fast_operand(a, s.m, s.a_row, s.k, s.a_col, s.batch_index, 0, f.a, a_along_m) ||
+      !fast_operand(b, s.n, s.b_col, s.k, s.b_row, s.batch_index, 1, f.b, b_along_n))
+    return false;
+  f.c_vec = s.n % 4 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
+  // The largest tile that still gives two blocks per multiprocessor.
+  const int64_t want = 2 * int64_t(multiprocessors());
+  auto blocks = [&](int64_t bm, int64_t bn) {
+    return (s.m + bm - 1) / bm * ((s.n + bn - 1) / bn) * s.batch;
+  };
+  if (blocks(128, 128) >= want)
+    launch_gemm_f32<128, 128>(f, a_along_m, b_along_n, a, b, c, stream);
+  else if (s.m >= s.n && blocks(128, 64) >= want)
+    launch_gemm_f32<128, 64>(f, a_along_m, b_along_n, a, b, c, stream);
+  else if (s.m < s.n && blocks(64, 128) >= want)
+    launch_gemm_f32<64, 128>(f, a_along_m, b_along_n, a, b, c, stream);
+  else
+    launch_gemm_f32<64, 64>(f, a_along_m, b_along_n, a, b, c, stream);
+  return true;
+}
+
 }  // namespace
 
 void gemm_batched(Scalar t, const GemmShape& s, const void* a, const void* b, void* c,
@@ -83,9 +372,14 @@ void gemm_batched(Scalar t, const GemmShape& s, const void* a, const void* b, vo
   if (t != Scalar::f32 && t != Scalar::f64)
     throw std::invalid_argument("gemm_batched: only float32 and float64 kernels exist");
   if (s.m == 0 || s.n == 0 || s.batch == 0) return;
+  if (t == Scalar::f32 &&
+      gemm_f32_fast(s, static_cast<const float*>(a), static_cast<const float*>(b),
+                    static_cast<float*>(c), stream))
+    return;
+  const int64_t m_tiles = (s.m + kBM - 1) / kBM;
   const dim3 grid(static_cast<unsigned>((s.n + kBN - 1) / kBN),
-                  static_cast<unsigned>((s.m + kBM - 1) / kBM),
-                  static_cast<unsigned>(s.batch < kMaxBatchBlocks ? s.batch : kMaxBatchBlocks));
+                  static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
+                  static_cast<unsigned>(s.batch < kMaxGridYZ ? s.batch : kMaxGridYZ));
   const dim3 block(kThreadsX, kThreadsY);
   if (t == Scalar::f32)
     EMBER_LAUNCH(gemm_tiled_kernel<float>, grid, block, 0, stream, s, static_cast<const float*>(a),
