@@ -334,13 +334,6 @@ int vector_width(const BatchNormShape& s, std::initializer_list<const void*> ptr
   return v;
 }
 
-template <typename F>
-void dispatch_float(Scalar t, const char* op, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(op) + ": the GPU kernels take float32 or float64");
-}
-
 template <typename T, int V>
 void fwd_t(const BatchNormShape& s, const BatchNormParams& p, const T* x, const T* w, const T* b,
            T* rmean, T* rvar, T* y, T* smean, T* sinvstd, double* ws, gpu::Stream stream) {

@@ -40,18 +40,11 @@ __global__ void dropout_bwd_kernel(int64_t n, T scale, const bool* __restrict__ 
     dx[i] = mask[i] ? dy[i] * scale : T(0);
 }
 
-template <typename F>
-void dispatch(Scalar t, const char* what, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(what) + ": kernels exist for float32 and float64 only");
-}
-
 }  // namespace
 
 void dropout_fwd(Scalar t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
                  const void* x, bool* mask, void* y, gpu::Stream stream) {
-  dispatch(t, "dropout_fwd", [&](auto zero) {
+  dispatch_float(t, "dropout_fwd", [&](auto zero) {
     using T = decltype(zero);
     if (n == 0) return;
     EMBER_LAUNCH(dropout_fwd_kernel<T>, dim3(blocks_for((n + 3) / 4)), dim3(kBlock), 0, stream, n,
@@ -62,7 +55,7 @@ void dropout_fwd(Scalar t, int64_t n, uint64_t seed, uint64_t offset, double p, 
 
 void dropout_bwd(Scalar t, int64_t n, double scale, const bool* mask, const void* dy, void* dx,
                  gpu::Stream stream) {
-  dispatch(t, "dropout_bwd", [&](auto zero) {
+  dispatch_float(t, "dropout_bwd", [&](auto zero) {
     using T = decltype(zero);
     if (n == 0) return;
     EMBER_LAUNCH(dropout_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, n,

@@ -258,14 +258,6 @@ __global__ void adaptive_avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict_
   }
 }
 
-// Calls f(T{}) with T the element type of t (f32 or f64).
-template <typename F>
-void dispatch_float(Scalar t, const char* op, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(op) + ": the GPU kernels take float32 or float64");
-}
-
 }  // namespace
 
 void max_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, int64_t* idx,
