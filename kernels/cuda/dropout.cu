@@ -1,8 +1,10 @@
 // Dropout: one thread per Philox block, i.e. per group of four elements, which it masks and
-// scales (the CPU kernel's loop body, one iteration per thread).
+// scales by kernels/dropout_math.h's rule, which the CPU kernel shares (its loop body, one
+// iteration per thread).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dropout.cuh"
+#include "kernels/dropout_math.h"
 
 #include <stdexcept>
 #include <string>
@@ -18,19 +20,8 @@ __global__ void dropout_fwd_kernel(int64_t n, uint64_t seed, uint64_t offset, do
                                    const T* __restrict__ x, bool* __restrict__ mask,
                                    T* __restrict__ y) {
   const int64_t blocks = (n + 3) / 4;
-  for (int64_t b = global_thread(); b < blocks; b += grid_threads()) {
-    const uint64_t block = offset + static_cast<uint64_t>(b);
-    const Philox4 r =
-        philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0,
-                      static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-    const int64_t end = n - 4 * b < 4 ? n - 4 * b : 4;
-    for (int64_t l = 0; l < end; ++l) {
-      const int64_t i = 4 * b + l;
-      const bool k = static_cast<double>(philox_uniform(r.v[l])) < keep;
-      mask[i] = k;
-      y[i] = k ? x[i] * scale : T(0);
-    }
-  }
+  for (int64_t b = global_thread(); b < blocks; b += grid_threads())
+    dropout_block(b, n, seed, offset, keep, scale, x, mask, y);
 }
 
 template <typename T>
