@@ -1,7 +1,9 @@
 # Checks the cheap-to-check rules for kernel files (docs/emulator.md): kernels/cuda/*.cu{,h}
 # launch only through EMBER_LAUNCH (no <<< >>>) and use no inline PTX or cooperative groups;
 # kernel sources (.cu) include no Eigen and nothing from the layers above (ops/, autograd/, nn/),
-# and reach the runtime only through kernels/cuda/compat.h.
+# and reach the runtime only through kernels/cuda/compat.h. The headers they share with the CPU
+# kernels (kernels/*.h: shapes, and the *_math.h formulas) include only the C++ standard library,
+# each other, and the runtime's host-device headers (runtime/host_device.h, runtime/philox.h).
 file(GLOB files ${SOURCE_DIR}/kernels/cuda/*.cu ${SOURCE_DIR}/kernels/cuda/*.cuh)
 set(bad "")
 foreach(f ${files})
@@ -30,8 +32,29 @@ foreach(f ${files})
     endif()
   endforeach()
 endforeach()
+file(GLOB shared ${SOURCE_DIR}/kernels/*.h)
+foreach(f ${shared})
+  get_filename_component(name ${f} NAME)
+  file(STRINGS ${f} lines)
+  set(n 0)
+  foreach(line IN LISTS lines)
+    math(EXPR n "${n} + 1")
+    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"]+)")
+      set(inc "${CMAKE_MATCH_2}")
+      if(CMAKE_MATCH_1 STREQUAL "<")
+        set(ok NOT inc MATCHES "/")
+      else()
+        set(ok inc MATCHES "^(kernels/[A-Za-z0-9_]+\\.h|runtime/(host_device|philox)\\.h)$")
+      endif()
+      if(NOT (${ok}))
+        string(APPEND bad "kernels/${name}:${n}: includes ${inc}; a header shared with the kernels includes the C++ standard library, kernels/*.h and runtime/host_device.h or runtime/philox.h only\n")
+      endif()
+    endif()
+  endforeach()
+endforeach()
 if(bad)
   message(FATAL_ERROR "kernel file rules broken:\n${bad}")
 endif()
 list(LENGTH files count)
-message(STATUS "kernel file rules hold in ${count} files")
+list(LENGTH shared shared_count)
+message(STATUS "kernel file rules hold in ${count} files and ${shared_count} shared headers")
