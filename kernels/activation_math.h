@@ -47,26 +47,11 @@ ActivationCoeffs<T> activation_coeffs(const ActivationParams& p) {
 
 namespace math {
 #if defined(__CUDA_ARCH__)
-template <typename T>
-EMBER_HOST_DEVICE T exp(T x) {
-  return ::exp(x);
-}
-template <typename T>
-EMBER_HOST_DEVICE T expm1(T x) {
-  return ::expm1(x);
-}
-template <typename T>
-EMBER_HOST_DEVICE T log1p(T x) {
-  return ::log1p(x);
-}
-template <typename T>
-EMBER_HOST_DEVICE T tanh(T x) {
-  return ::tanh(x);
-}
-template <typename T>
-EMBER_HOST_DEVICE T erf(T x) {
-  return ::erf(x);
-}
+using ::erf;
+using ::exp;
+using ::expm1;
+using ::log1p;
+using ::tanh;
 #else
 using std::erf;
 using std::exp;
