@@ -1,4 +1,4 @@
-// Helpers shared by the gradcheck tests (tests/autograd on the cpu, tests/cuda on the GPU
+// What the gradcheck tests share (tests/autograd on the cpu, tests/cuda on the GPU
 // backends).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Helpers shared by the conv2d tests (tests/ops on the cpu, tests/cuda on the GPU backends): a
+// What the conv2d tests share (tests/ops on the cpu, tests/cuda on the GPU backends): a
 // case table row, the parameters in one call, and a guard that restores the algorithm registry.
 #pragma once
 
