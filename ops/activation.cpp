@@ -11,20 +11,7 @@ namespace ember::ops {
 namespace kc = kernels::cpu;
 using kc::Activation;
 
-static_assert(static_cast<int>(Activation::softplus) ==
-                  static_cast<int>(gpu_types::ActKind::softplus) &&
-              static_cast<int>(Activation::gelu_tanh) ==
-                  static_cast<int>(gpu_types::ActKind::gelu_tanh));
-
 namespace {
-
-gpu_types::ActKind gpu_act(Activation a) {
-  return static_cast<gpu_types::ActKind>(a);
-}
-
-gpu_types::ActParams gpu_params(const kc::ActivationParams& p) {
-  return {p.alpha, p.beta, p.threshold};
-}
 
 void check_float(const char* op, const Tensor& x) {
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
@@ -40,8 +27,8 @@ Tensor forward(Activation a, const char* op, const Tensor& x_in, kc::ActivationP
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
   if (dev.is_gpu_like())
-    gpu_kernels(dev).activation_fwd(gpu_act(a), gpu_scalar(x.dtype(), op), gpu_params(p), y.numel(),
-                                    x.data_ptr(), y.data_ptr(), nullptr);
+    gpu_kernels(dev).activation_fwd(a, gpu_scalar(x.dtype(), op), p, y.numel(), x.data_ptr(),
+                                    y.data_ptr(), nullptr);
   else
     kc::activation_fwd_cpu(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr());
   return y;
@@ -59,8 +46,8 @@ Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& 
   Tensor dx = empty(s.shape(), {s.dtype(), dev});
   if (dx.numel() == 0) return dx;
   if (dev.is_gpu_like())
-    gpu_kernels(dev).activation_bwd(gpu_act(a), gpu_scalar(s.dtype(), op), gpu_params(p),
-                                    dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr(), nullptr);
+    gpu_kernels(dev).activation_bwd(a, gpu_scalar(s.dtype(), op), p, dx.numel(), s.data_ptr(),
+                                    g.data_ptr(), dx.data_ptr(), nullptr);
   else
     kc::activation_bwd_cpu(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr());
   return dx;

@@ -1,11 +1,15 @@
 # Checks the cheap-to-check rules for kernel files (docs/emulator.md): kernels/cuda/*.cu{,h}
 # launch only through EMBER_LAUNCH (no <<< >>>) and use no inline PTX or cooperative groups;
 # kernel sources (.cu) include no Eigen and nothing from the layers above (ops/, autograd/, nn/),
-# and reach the runtime only through kernels/cuda/compat.h.
+# and reach the runtime only through kernels/cuda/compat.h. The headers they share with the CPU
+# kernels (kernels/*.h: shapes, and the *_math.h formulas) follow the same rules and include only
+# the C++ standard library, each other, and the runtime's host-device headers
+# (runtime/host_device.h, runtime/philox.h).
 file(GLOB files ${SOURCE_DIR}/kernels/cuda/*.cu ${SOURCE_DIR}/kernels/cuda/*.cuh)
+file(GLOB shared ${SOURCE_DIR}/kernels/*.h)
 set(bad "")
-foreach(f ${files})
-  get_filename_component(name ${f} NAME)
+foreach(f ${files} ${shared})
+  file(RELATIVE_PATH name ${SOURCE_DIR} ${f})
   file(STRINGS ${f} lines)
   set(n 0)
   foreach(line IN LISTS lines)
@@ -22,10 +26,19 @@ foreach(f ${files})
     if(line MATCHES "cooperative_groups")
       string(APPEND bad "${name}:${n}: cooperative groups are not emulated\n")
     endif()
-    if(name MATCHES "\\.cu$" AND line MATCHES "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)")
-      set(inc "${CMAKE_MATCH_1}")
+    if(NOT line MATCHES "^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"]+)")
+      continue()
+    endif()
+    set(quote "${CMAKE_MATCH_1}")
+    set(inc "${CMAKE_MATCH_2}")
+    if(name MATCHES "\\.cu$")
       if(inc MATCHES "^(Eigen|unsupported/Eigen|runtime/|ops/|autograd/|nn/|cli/)")
         string(APPEND bad "${name}:${n}: includes ${inc}; a kernel source includes kernels/cuda/compat.h, kernel headers and the C++ standard library only\n")
+      endif()
+    elseif(name MATCHES "^kernels/[^/]+\\.h$")
+      if((quote STREQUAL "<" AND inc MATCHES "/") OR (quote STREQUAL "\"" AND
+         NOT inc MATCHES "^(kernels/[A-Za-z0-9_]+\\.h|runtime/(host_device|philox)\\.h)$"))
+        string(APPEND bad "${name}:${n}: includes ${inc}; a header shared with the kernels includes the C++ standard library, kernels/*.h and runtime/host_device.h or runtime/philox.h only\n")
       endif()
     endif()
   endforeach()
@@ -34,4 +47,5 @@ if(bad)
   message(FATAL_ERROR "kernel file rules broken:\n${bad}")
 endif()
 list(LENGTH files count)
-message(STATUS "kernel file rules hold in ${count} files")
+list(LENGTH shared shared_count)
+message(STATUS "kernel file rules hold in ${count} files and ${shared_count} shared headers")

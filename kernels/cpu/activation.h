@@ -3,31 +3,16 @@
 
 #include <cstdint>
 
+#include "kernels/activation_math.h"
 #include "runtime/dtype.h"
 
 namespace ember::kernels::cpu {
 
-enum class Activation : uint8_t {
-  relu,
-  leaky_relu,
-  sigmoid,
-  tanh,
-  gelu,
-  gelu_tanh,
-  silu,
-  elu,
-  softplus
-};
-
-// alpha: leaky_relu's negative slope, elu's alpha. beta, threshold: softplus's.
-struct ActivationParams {
-  double alpha = 0.0, beta = 1.0, threshold = 20.0;
-};
-
-// sigmoid and tanh differentiate from their output; every other activation from its input.
-inline bool backward_uses_output(Activation a) {
-  return a == Activation::sigmoid || a == Activation::tanh;
-}
+// The activation kinds, their parameters and formulas are kernels/activation_math.h's, which the
+// GPU kernels share.
+using kernels::Activation;
+using kernels::ActivationParams;
+using kernels::backward_uses_output;
 
 // y = act(x). requires: t is f32 or f64 (DTypeError otherwise); y may alias x.
 void activation_fwd_cpu(Activation act, DType t, const ActivationParams& p, int64_t n,

@@ -1,7 +1,7 @@
 #include "kernels/cpu/dropout.h"
 
 #include "kernels/cpu/loops.h"
-#include "runtime/philox.h"
+#include "kernels/dropout_math.h"
 
 namespace ember::kernels::cpu {
 
@@ -13,21 +13,9 @@ void fwd(int64_t n, uint64_t seed, uint64_t offset, double p, double scale, cons
   const double keep = 1.0 - p;
   const T s = static_cast<T>(scale);
   const int64_t blocks = (n + 3) / 4;
-  // One Philox block gives the four lanes of elements 4b .. 4b + 3.
+  // One Philox block gives the four lanes of elements 4b .. 4b + 3 (kernels/dropout_math.h).
   parallel_range(blocks, [&](int64_t lo, int64_t len) {
-    for (int64_t b = lo; b < lo + len; ++b) {
-      const uint64_t block = offset + static_cast<uint64_t>(b);
-      const Philox4 r =
-          philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0,
-                        static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-      const int64_t end = std::min<int64_t>(4, n - 4 * b);
-      for (int64_t l = 0; l < end; ++l) {
-        const int64_t i = 4 * b + l;
-        const bool k = static_cast<double>(philox_uniform(r.v[l])) < keep;
-        mask[i] = k;
-        y[i] = k ? x[i] * s : T(0);
-      }
-    }
+    for (int64_t b = lo; b < lo + len; ++b) dropout_block(b, n, seed, offset, keep, s, x, mask, y);
   });
 }
 

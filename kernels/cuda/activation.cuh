@@ -4,43 +4,21 @@
 
 #include <cstdint>
 
+#include "kernels/activation_math.h"
 #include "kernels/cuda/gpu_types.cuh"
 #include "runtime/gpu.h"
-
-namespace ember::kernels::gpu_types {
-
-// The same order as kernels::cpu::Activation (ops/activation.cpp checks it at compile time).
-enum class ActKind : uint8_t {
-  relu,
-  leaky_relu,
-  sigmoid,
-  tanh,
-  gelu,
-  gelu_tanh,
-  silu,
-  elu,
-  softplus
-};
-
-// alpha: leaky_relu's negative slope, elu's alpha. beta, threshold: softplus's.
-struct ActParams {
-  double alpha = 0.0, beta = 1.0, threshold = 20.0;
-};
-
-}  // namespace ember::kernels::gpu_types
 
 // requires: t is f32 or f64 (std::invalid_argument otherwise); x, y (saved, dy, dx) hold n
 //           contiguous elements of t on the backend's device; outputs do not overlap inputs.
 // ensures:  y = act(x); dx = dy * act'(saved), where saved is the forward output y for sigmoid
-//           and tanh and the input x for every other activation: the formulas of
-//           kernels/cpu/activation, up to the device's rounding of exp/erf/tanh and FMA
-//           contraction. Throws CudaError if a launch fails.
-#define EMBER_ACTIVATION_KERNEL_DECLS                                                             \
-  void activation_fwd(gpu_types::ActKind act, gpu_types::Scalar t, const gpu_types::ActParams& p, \
-                      int64_t n, const void* x, void* y, ::ember::gpu::Stream stream);            \
-  void activation_bwd(gpu_types::ActKind act, gpu_types::Scalar t, const gpu_types::ActParams& p, \
-                      int64_t n, const void* saved, const void* dy, void* dx,                     \
-                      ::ember::gpu::Stream stream);
+//           and tanh and the input x for every other activation (backward_uses_output): the
+//           formulas of kernels/activation_math.h, which the CPU kernels share, up to the device's
+//           rounding of exp/erf/tanh and FMA contraction. Throws CudaError if a launch fails.
+#define EMBER_ACTIVATION_KERNEL_DECLS                                                            \
+  void activation_fwd(Activation act, gpu_types::Scalar t, const ActivationParams& p, int64_t n, \
+                      const void* x, void* y, ::ember::gpu::Stream stream);                      \
+  void activation_bwd(Activation act, gpu_types::Scalar t, const ActivationParams& p, int64_t n, \
+                      const void* saved, const void* dy, void* dx, ::ember::gpu::Stream stream);
 
 namespace ember::kernels::cuda {
 EMBER_ACTIVATION_KERNEL_DECLS

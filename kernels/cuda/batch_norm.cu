@@ -70,6 +70,25 @@ struct ChannelWalk {
   }
 };
 
+// vals[u] = v[off[u]] for the k offsets of one walk step (zero past k), every load issued
+// before any value is used.
+template <typename T, int V>
+__device__ __forceinline__ void load_step(const int64_t (&off)[kUnroll], int k, const Vec<T, V>* v,
+                                          Vec<T, V> (&vals)[kUnroll]) {
+  for (int u = 0; u < kUnroll; ++u) vals[u] = Vec<T, V>{};
+  for (int u = 0; u < kUnroll; ++u)
+    if (u < k) vals[u] = v[off[u]];
+}
+// The same for two tensors at the same offsets.
+template <typename T, int V>
+__device__ __forceinline__ void load_step(const int64_t (&off)[kUnroll], int k, const Vec<T, V>* v,
+                                          Vec<T, V> (&vals)[kUnroll], const Vec<T, V>* w,
+                                          Vec<T, V> (&wals)[kUnroll]) {
+  for (int u = 0; u < kUnroll; ++u) vals[u] = wals[u] = Vec<T, V>{};
+  for (int u = 0; u < kUnroll; ++u)
+    if (u < k) vals[u] = v[off[u]], wals[u] = w[off[u]];
+}
+
 // The elementwise passes visit the (channel, part) blocks in the reverse order of the reduction
 // pass before them, so they start on the data that pass read last, which may still be in L2.
 __device__ __forceinline__ int64_t last_first() {
@@ -146,9 +165,8 @@ __global__ void batch_norm_stats_kernel(BatchNormShape s, int64_t parts, const T
   double count = 0, sum = 0, sq = 0;
   int64_t off[kUnroll];
   for (int k; (k = walk.next(off)) > 0;) {
-    Vec<T, V> vals[kUnroll] = {};
-    for (int u = 0; u < kUnroll; ++u)
-      if (u < k) vals[u] = xv[off[u]];
+    Vec<T, V> vals[kUnroll];
+    load_step(off, k, xv, vals);
     for (int u = 0; u < kUnroll; ++u)
       if (u < k)
         for (int e = 0; e < V; ++e) {
@@ -211,9 +229,8 @@ __global__ void batch_norm_apply_kernel(BatchNormShape s, int64_t parts, const T
   Vec<T, V>* ov = reinterpret_cast<Vec<T, V>*>(out);
   int64_t off[kUnroll];
   for (int k; (k = walk.next(off)) > 0;) {
-    Vec<T, V> vals[kUnroll] = {};
-    for (int u = 0; u < kUnroll; ++u)
-      if (u < k) vals[u] = iv[off[u]];
+    Vec<T, V> vals[kUnroll];
+    load_step(off, k, iv, vals);
     for (int u = 0; u < kUnroll; ++u)
       if (u < k) {
         for (int e = 0; e < V; ++e) vals[u].v[e] = vals[u].v[e] * scale + shift;
@@ -235,9 +252,8 @@ __global__ void batch_norm_bwd_reduce_kernel(BatchNormShape s, int64_t parts,
   double sum = 0, dot = 0;
   int64_t off[kUnroll];
   for (int k; (k = walk.next(off)) > 0;) {
-    Vec<T, V> xs[kUnroll] = {}, gs[kUnroll] = {};
-    for (int u = 0; u < kUnroll; ++u)
-      if (u < k) xs[u] = xv[off[u]], gs[u] = gv[off[u]];
+    Vec<T, V> xs[kUnroll], gs[kUnroll];
+    load_step(off, k, xv, xs, gv, gs);
     for (int u = 0; u < kUnroll; ++u)
       if (u < k)
         for (int e = 0; e < V; ++e) {
@@ -297,9 +313,8 @@ __global__ void batch_norm_bwd_dx_kernel(BatchNormShape s, int64_t parts, const 
   Vec<T, V>* dv = reinterpret_cast<Vec<T, V>*>(dx);
   int64_t off[kUnroll];
   for (int k; (k = walk.next(off)) > 0;) {
-    Vec<T, V> xs[kUnroll] = {}, gs[kUnroll] = {};
-    for (int u = 0; u < kUnroll; ++u)
-      if (u < k) xs[u] = xv[off[u]], gs[u] = gv[off[u]];
+    Vec<T, V> xs[kUnroll], gs[kUnroll];
+    load_step(off, k, xv, xs, gv, gs);
     for (int u = 0; u < kUnroll; ++u)
       if (u < k) {
         for (int e = 0; e < V; ++e)
@@ -332,13 +347,6 @@ int vector_width(const BatchNormShape& s, std::initializer_list<const void*> ptr
   for (const void* p : ptrs)
     if (p && reinterpret_cast<uintptr_t>(p) % 16 != 0) return 1;
   return v;
-}
-
-template <typename F>
-void dispatch_float(Scalar t, const char* op, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(op) + ": the GPU kernels take float32 or float64");
 }
 
 template <typename T, int V>

@@ -86,6 +86,30 @@ __device__ __forceinline__ int tile_row(int tx, int i) {
   return i < 4 ? 4 * tx + i : 64 + 4 * tx + (i - 4);
 }
 
+// acc = the sum over nk reduction steps of this thread's slice of A-tile x B-tile, double-buffered
+// in shared memory: load() fetches the next step's elements into registers while the current
+// step multiplies, store(buf) writes them to buffer buf, advance() moves to the next step.
+template <typename T, int TN, typename Load, typename Advance, typename Store>
+__device__ __forceinline__ void gemm_steps(Tiles<T, TN>& sm, int nk, int tx, int ty,
+                                           T (&acc)[8][TN], Load& load, Advance& advance,
+                                           Store& store) {
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+  load();
+  store(0);
+  __syncthreads();
+  for (int it = 0; it < nk; ++it) {
+    const int cur = it & 1;
+    if (it + 1 < nk) {
+      advance();
+      load();  // in flight while this step multiplies
+    }
+    multiply_tile<T, TN>(sm.a[cur], sm.b[cur], acc, tx, ty);
+    if (it + 1 < nk) store(cur ^ 1);
+    __syncthreads();
+  }
+}
+
 // --- forward and backward-data ----------------------------------------------------------------
 
 // The geometry of forward / backward-data as one gathered GEMM (see the top of the file).
@@ -206,22 +230,7 @@ __global__ void __launch_bounds__(kThreads)
     };
 
     T acc[8][TN];
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
-
-    load();
-    store(0);
-    __syncthreads();
-    for (int it = 0; it < nk; ++it) {
-      const int cur = it & 1;
-      if (it + 1 < nk) {
-        advance();
-        load();  // in flight while this step multiplies
-      }
-      multiply_tile<T, TN>(sm.a[cur], sm.b[cur], acc, tx, ty);
-      if (it + 1 < nk) store(cur ^ 1);
-      __syncthreads();
-    }
+    gemm_steps(sm, nk, tx, ty, acc, load, advance, store);
 
     for (int i = 0; i < 8; ++i) {
       const int64_t m = m0 + tile_row(tx, i);
@@ -320,22 +329,7 @@ __global__ void __launch_bounds__(kThreads)
     };
 
     T acc[8][TN];
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
-
-    load();
-    store(0);
-    __syncthreads();
-    for (int it = 0; it < nk; ++it) {
-      const int cur = it & 1;
-      if (it + 1 < nk) {
-        advance();
-        load();
-      }
-      multiply_tile<T, TN>(sm.a[cur], sm.b[cur], acc, tx, ty);
-      if (it + 1 < nk) store(cur ^ 1);
-      __syncthreads();
-    }
+    gemm_steps(sm, nk, tx, ty, acc, load, advance, store);
 
     T* o = out + split * g.part_size + grp * g.kg * rows;
     for (int i = 0; i < 8; ++i) {

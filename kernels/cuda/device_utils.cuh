@@ -1,6 +1,10 @@
-// Device-side helpers shared by the kernel files: launch sizes for grid-stride loops and the
-// offsets of a strided operand. Included by .cu files after kernels/cuda/compat.h.
+// Device-side helpers shared by the kernel files: launch sizes for grid-stride loops, the
+// float/double dispatch of the launchers and the offsets of a strided operand. Included by .cu
+// files after kernels/cuda/compat.h.
 #pragma once
+
+#include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/gpu_types.cuh"
 
@@ -13,6 +17,15 @@ constexpr int64_t kMaxBlocks = 4096;
 inline unsigned blocks_for(int64_t n, int block = kBlock) {
   const int64_t b = (n + block - 1) / block;
   return static_cast<unsigned>(b < 1 ? 1 : (b < kMaxBlocks ? b : kMaxBlocks));
+}
+
+// Calls f(T{}) with T the element type of t, float or double; std::invalid_argument naming `op`
+// for any other dtype.
+template <typename F>
+void dispatch_float(gpu_types::Scalar t, const char* op, F&& f) {
+  if (t == gpu_types::Scalar::f32) return f(float{});
+  if (t == gpu_types::Scalar::f64) return f(double{});
+  throw std::invalid_argument(std::string(op) + ": kernels exist for float32 and float64 only");
 }
 
 __device__ __forceinline__ int64_t global_thread() {

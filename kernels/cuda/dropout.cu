@@ -1,8 +1,10 @@
 // Dropout: one thread per Philox block, i.e. per group of four elements, which it masks and
-// scales (the CPU kernel's loop body, one iteration per thread).
+// scales by kernels/dropout_math.h's rule, which the CPU kernel shares (its loop body, one
+// iteration per thread).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dropout.cuh"
+#include "kernels/dropout_math.h"
 
 #include <stdexcept>
 #include <string>
@@ -18,19 +20,8 @@ __global__ void dropout_fwd_kernel(int64_t n, uint64_t seed, uint64_t offset, do
                                    const T* __restrict__ x, bool* __restrict__ mask,
                                    T* __restrict__ y) {
   const int64_t blocks = (n + 3) / 4;
-  for (int64_t b = global_thread(); b < blocks; b += grid_threads()) {
-    const uint64_t block = offset + static_cast<uint64_t>(b);
-    const Philox4 r =
-        philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0,
-                      static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-    const int64_t end = n - 4 * b < 4 ? n - 4 * b : 4;
-    for (int64_t l = 0; l < end; ++l) {
-      const int64_t i = 4 * b + l;
-      const bool k = static_cast<double>(philox_uniform(r.v[l])) < keep;
-      mask[i] = k;
-      y[i] = k ? x[i] * scale : T(0);
-    }
-  }
+  for (int64_t b = global_thread(); b < blocks; b += grid_threads())
+    dropout_block(b, n, seed, offset, keep, scale, x, mask, y);
 }
 
 template <typename T>
@@ -40,18 +31,11 @@ __global__ void dropout_bwd_kernel(int64_t n, T scale, const bool* __restrict__ 
     dx[i] = mask[i] ? dy[i] * scale : T(0);
 }
 
-template <typename F>
-void dispatch(Scalar t, const char* what, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(what) + ": kernels exist for float32 and float64 only");
-}
-
 }  // namespace
 
 void dropout_fwd(Scalar t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
                  const void* x, bool* mask, void* y, gpu::Stream stream) {
-  dispatch(t, "dropout_fwd", [&](auto zero) {
+  dispatch_float(t, "dropout_fwd", [&](auto zero) {
     using T = decltype(zero);
     if (n == 0) return;
     EMBER_LAUNCH(dropout_fwd_kernel<T>, dim3(blocks_for((n + 3) / 4)), dim3(kBlock), 0, stream, n,
@@ -62,7 +46,7 @@ void dropout_fwd(Scalar t, int64_t n, uint64_t seed, uint64_t offset, double p, 
 
 void dropout_bwd(Scalar t, int64_t n, double scale, const bool* mask, const void* dy, void* dx,
                  gpu::Stream stream) {
-  dispatch(t, "dropout_bwd", [&](auto zero) {
+  dispatch_float(t, "dropout_bwd", [&](auto zero) {
     using T = decltype(zero);
     if (n == 0) return;
     EMBER_LAUNCH(dropout_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, n,

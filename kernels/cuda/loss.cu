@@ -174,20 +174,12 @@ void sum_doubles(int64_t n, const double* v, double divisor, void* total, gpu::S
                static_cast<T*>(total));
 }
 
-// Calls f(T{}) for float32 or float64 t.
-template <typename F>
-void dispatch(Scalar t, const char* what, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(what) + ": kernels exist for float32 and float64 only");
-}
-
 }  // namespace
 
 void cross_entropy_fwd(Scalar t, const NllDims& d, const void* logits, const int64_t* target,
                        void* log_probs, void* loss, double* scratch, double divisor, void* total,
                        gpu::Stream stream) {
-  dispatch(t, "cross_entropy_fwd", [&](auto zero) {
+  dispatch_float(t, "cross_entropy_fwd", [&](auto zero) {
     using T = decltype(zero);
     const int64_t positions = d.n * d.s;
     double* acc = total ? scratch : nullptr;
@@ -212,7 +204,7 @@ void cross_entropy_fwd(Scalar t, const NllDims& d, const void* logits, const int
 
 void nll_fwd(Scalar t, const NllDims& d, const void* log_probs, const int64_t* target, void* loss,
              double* scratch, double divisor, void* total, gpu::Stream stream) {
-  dispatch(t, "nll_fwd", [&](auto zero) {
+  dispatch_float(t, "nll_fwd", [&](auto zero) {
     using T = decltype(zero);
     const int64_t positions = d.n * d.s;
     double* acc = total ? scratch : nullptr;
@@ -225,7 +217,7 @@ void nll_fwd(Scalar t, const NllDims& d, const void* log_probs, const int64_t* t
 
 void nll_bwd(Scalar t, const NllDims& d, bool fused, const void* log_probs, const int64_t* target,
              const void* grad, int64_t grad_stride, double scale, void* dx, gpu::Stream stream) {
-  dispatch(t, "nll_bwd", [&](auto zero) {
+  dispatch_float(t, "nll_bwd", [&](auto zero) {
     using T = decltype(zero);
     const int64_t n = d.n * d.c * d.s;
     if (n == 0) return;
@@ -237,7 +229,7 @@ void nll_bwd(Scalar t, const NllDims& d, bool fused, const void* log_probs, cons
 
 void mse_fwd(Scalar t, int64_t n, const void* x, const void* y, void* loss, double* scratch,
              double divisor, void* total, gpu::Stream stream) {
-  dispatch(t, "mse_fwd", [&](auto zero) {
+  dispatch_float(t, "mse_fwd", [&](auto zero) {
     using T = decltype(zero);
     const unsigned blocks = n == 0 ? 0
                             : blocks_for(n) < gpu_types::kMsePartials
@@ -253,7 +245,7 @@ void mse_fwd(Scalar t, int64_t n, const void* x, const void* y, void* loss, doub
 
 void mse_bwd(Scalar t, int64_t n, const void* x, const void* y, const void* grad,
              int64_t grad_stride, double scale, void* dx, gpu::Stream stream) {
-  dispatch(t, "mse_bwd", [&](auto zero) {
+  dispatch_float(t, "mse_bwd", [&](auto zero) {
     using T = decltype(zero);
     if (n == 0) return;
     EMBER_LAUNCH(mse_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, n,

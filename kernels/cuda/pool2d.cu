@@ -1,11 +1,12 @@
 // 2-D pooling: one thread per output element for the forwards; one thread per input element for
 // the backwards, which gather the gradients that reach it instead of scattering with atomics,
-// so every result is written once, in a fixed order (the CPU's).
+// so every result is written once, in a fixed order (the CPU's). The value of each output and the
+// windows are kernels/pool_math.h's, which the CPU kernels share.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/pool2d.cuh"
+#include "kernels/pool_math.h"
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -14,15 +15,10 @@ namespace {
 
 using gpu_types::Scalar;
 using namespace detail;
+using pool_detail::max64;
+using pool_detail::min64;
 
 constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) {
-  return a < b ? a : b;
-}
-__device__ __forceinline__ int64_t max64(int64_t a, int64_t b) {
-  return a > b ? a : b;
-}
 
 template <typename T>
 __global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* __restrict__ y,
@@ -30,25 +26,9 @@ __global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* _
   const int64_t total = (s.n * s.c) * s.oh * s.ow;
   for (int64_t o = global_thread(); o < total; o += grid_threads()) {
     const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    const T* xp = x + p * s.h * s.w;
-    T best = T(0);
-    int64_t at = -1;
-    for (int64_t a = 0; a < s.kh; ++a) {
-      const int64_t ih = i * s.sh - s.ph + a * s.dh;
-      if (ih < 0 || ih >= s.h) continue;
-      for (int64_t b = 0; b < s.kw; ++b) {
-        const int64_t iw = j * s.sw - s.pw + b * s.dw;
-        if (iw < 0 || iw >= s.w) continue;
-        const T v = xp[ih * s.w + iw];
-        if (at < 0 || v > best || v != v) {  // the first maximum; the last NaN
-          best = v;
-          at = ih * s.w + iw;
-        }
-      }
-    }
-    // A window wholly in the padding (possible with dilation) has no element: -inf, index -1.
-    y[o] = at < 0 ? -T(INFINITY) : best;
-    idx[o] = at;
+    const PoolMax<T> m = max_pool_at(s, x + p * s.h * s.w, i, j);
+    y[o] = m.value;
+    idx[o] = m.index;
   }
 }
 
@@ -152,35 +132,12 @@ __global__ void max_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy,
   }
 }
 
-// The clipped window of output (i, j) and its divisor, as kernels/cpu/pool2d.cpp computes them.
-struct AvgWindow {
-  int64_t h0, h1, w0, w1, divisor;
-};
-__device__ __forceinline__ AvgWindow avg_window(const PoolShape& s, int64_t i, int64_t j) {
-  int64_t h0 = i * s.sh - s.ph, w0 = j * s.sw - s.pw;
-  int64_t h1 = min64(h0 + s.kh, s.h + s.ph), w1 = min64(w0 + s.kw, s.w + s.pw);
-  const int64_t padded = (h1 - h0) * (w1 - w0);
-  h0 = max64(h0, 0), w0 = max64(w0, 0);
-  h1 = min64(h1, s.h), w1 = min64(w1, s.w);
-  const int64_t inside = max64(h1 - h0, 0) * max64(w1 - w0, 0);
-  const int64_t divisor = s.divisor_override > 0 ? s.divisor_override
-                          : s.count_include_pad  ? padded
-                                                 : inside;
-  return {h0, h1, w0, w1, divisor};
-}
-
 template <typename T>
 __global__ void avg_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* __restrict__ y) {
   const int64_t total = (s.n * s.c) * s.oh * s.ow;
   for (int64_t o = global_thread(); o < total; o += grid_threads()) {
     const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    const T* xp = x + p * s.h * s.w;
-    const AvgWindow wd = avg_window(s, i, j);
-    T acc = T(0);
-    for (int64_t ih = wd.h0; ih < wd.h1; ++ih)
-      for (int64_t iw = wd.w0; iw < wd.w1; ++iw) acc += xp[ih * s.w + iw];
-    const bool empty = wd.h0 >= wd.h1 || wd.w0 >= wd.w1;
-    y[o] = empty ? T(0) : acc / static_cast<T>(wd.divisor);
+    y[o] = avg_pool_at(s, x + p * s.h * s.w, i, j);
   }
 }
 
@@ -212,26 +169,13 @@ __global__ void avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy, T* 
   }
 }
 
-__device__ __forceinline__ int64_t adaptive_start(int64_t o, int64_t in, int64_t out) {
-  return (o * in) / out;
-}
-__device__ __forceinline__ int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
-  return ((o + 1) * in + out - 1) / out;
-}
-
 template <typename T>
 __global__ void adaptive_avg_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x,
                                                T* __restrict__ y) {
   const int64_t total = (s.n * s.c) * s.oh * s.ow;
   for (int64_t o = global_thread(); o < total; o += grid_threads()) {
     const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    const T* xp = x + p * s.h * s.w;
-    const int64_t h0 = adaptive_start(i, s.h, s.oh), h1 = adaptive_end(i, s.h, s.oh);
-    const int64_t w0 = adaptive_start(j, s.w, s.ow), w1 = adaptive_end(j, s.w, s.ow);
-    T acc = T(0);
-    for (int64_t ih = h0; ih < h1; ++ih)
-      for (int64_t iw = w0; iw < w1; ++iw) acc += xp[ih * s.w + iw];
-    y[o] = acc / static_cast<T>((h1 - h0) * (w1 - w0));
+    y[o] = adaptive_avg_pool_at(s, x + p * s.h * s.w, i, j);
   }
 }
 
@@ -256,14 +200,6 @@ __global__ void adaptive_avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict_
     }
     dx[e] = acc;
   }
-}
-
-// Calls f(T{}) with T the element type of t (f32 or f64).
-template <typename F>
-void dispatch_float(Scalar t, const char* op, F&& f) {
-  if (t == Scalar::f32) return f(float{});
-  if (t == Scalar::f64) return f(double{});
-  throw std::invalid_argument(std::string(op) + ": the GPU kernels take float32 or float64");
 }
 
 }  // namespace

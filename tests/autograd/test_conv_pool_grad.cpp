@@ -9,11 +9,13 @@
 #include "autograd/conv2d.h"
 #include "autograd/engine.h"
 #include "autograd/functions.h"
+#include "autograd/grad_test_util.h"
 #include "autograd/gradcheck.h"
 #include "autograd/pool2d.h"
 #include "runtime/rng.h"
 
 using namespace ember;
+using ember::test::expect_gradcheck;
 
 namespace {
 
@@ -24,24 +26,10 @@ Tensor leaf(const Shape& s, Generator& g) {
   return t;
 }
 
-// Distinct values at least 0.05 apart, so no max-pool window has a near tie that a finite
-// difference step could flip.
 Tensor distinct_leaf(const Shape& s, std::mt19937& g) {
-  std::vector<double> v(static_cast<size_t>(checked_numel(s)));
-  std::iota(v.begin(), v.end(), 0.0);
-  std::shuffle(v.begin(), v.end(), g);
-  for (double& x : v) x *= 0.05;
-  Tensor t = from_vector(v, s);
+  Tensor t = test::distinct_values(s, g);
   requires_grad_(t);
   return t;
-}
-
-void expect_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                      const std::vector<Tensor>& inputs) {
-  std::string why;
-  const bool ok = gradcheck(f, inputs, {}, &why);
-  CAPTURE(why);
-  CHECK(ok);
 }
 
 }  // namespace

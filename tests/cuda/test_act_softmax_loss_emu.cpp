@@ -10,6 +10,7 @@
 #include "autograd/activation.h"
 #include "autograd/dropout.h"
 #include "autograd/functions.h"
+#include "autograd/grad_test_util.h"
 #include "autograd/gradcheck.h"
 #include "autograd/linear.h"
 #include "autograd/loss.h"
@@ -105,12 +106,6 @@ Tensor random_targets(const Shape& shape, int64_t c, int64_t ignore, std::mt1993
 Shape without_dim1(Shape s) {
   s.erase(s.begin() + 1);
   return s;
-}
-
-void expect_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                      const std::vector<Tensor>& inputs) {
-  std::string why;
-  CHECK_MESSAGE(gradcheck(f, inputs, {}, &why), why);
 }
 
 // A float64 leaf on the device with values in [lo, hi].

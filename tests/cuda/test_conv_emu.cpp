@@ -14,6 +14,7 @@
 #include "cuda/cuda_test_util.h"
 #include "ops/conv2d.h"
 #include "ops/conv_algo.h"
+#include "ops/conv_test_util.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
 
@@ -24,48 +25,27 @@ using ops::Conv2dParams;
 
 const char* const kGpuAlgos[] = {"gpu_direct", "implicit_gemm"};
 
-Conv2dParams params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                    int64_t g) {
-  Conv2dParams p;
-  p.stride = {sh, sw}, p.padding = {ph, pw}, p.dilation = {dh, dw}, p.groups = g;
-  return p;
-}
-
-struct Case {
-  const char* name;
-  int64_t n, c, h, w, k, r, s;
-  Conv2dParams p;
-};
-
-const std::vector<Case>& cases() {
-  static const std::vector<Case> c = {
-      {"3x3 pad 1, 7x9, C=3 K=5", 2, 3, 7, 9, 5, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
-      {"batch 1, 1x1, 13x11, C=5 K=7", 1, 5, 13, 11, 7, 1, 1, params(1, 1, 0, 0, 1, 1, 1)},
-      {"5x5 stride 2 pad 2, C=7", 2, 7, 13, 11, 6, 5, 5, params(2, 2, 2, 2, 1, 1, 1)},
-      {"dilation 2", 1, 3, 9, 10, 4, 3, 3, params(1, 1, 2, 1, 2, 2, 1)},
-      {"groups 2", 2, 6, 7, 9, 4, 3, 3, params(1, 1, 1, 1, 1, 1, 2)},
-      {"depthwise stride 2", 2, 5, 9, 7, 5, 3, 3, params(2, 2, 1, 1, 1, 1, 5)},
-      {"M = N = K = 1", 1, 1, 1, 1, 1, 1, 1, params(1, 1, 0, 0, 1, 1, 1)},
+const std::vector<ConvCase>& cases() {
+  static const std::vector<ConvCase> c = {
+      {"3x3 pad 1, 7x9, C=3 K=5", 2, 3, 7, 9, 5, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"batch 1, 1x1, 13x11, C=5 K=7", 1, 5, 13, 11, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"5x5 stride 2 pad 2, C=7", 2, 7, 13, 11, 6, 5, 5, conv_params(2, 2, 2, 2, 1, 1, 1)},
+      {"dilation 2", 1, 3, 9, 10, 4, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
+      {"groups 2", 2, 6, 7, 9, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
+      {"depthwise stride 2", 2, 5, 9, 7, 5, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 5)},
+      {"M = N = K = 1", 1, 1, 1, 1, 1, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
       {"stride (2, 3), pad (1, 0), dilation (1, 2), groups 2", 1, 4, 11, 13, 6, 3, 2,
-       params(2, 3, 1, 0, 1, 2, 2)},
-      {"1x1 stride 3 padding 1", 2, 3, 8, 8, 4, 1, 1, params(3, 3, 1, 1, 1, 1, 1)},
+       conv_params(2, 3, 1, 0, 1, 2, 2)},
+      {"1x1 stride 3 padding 1", 2, 3, 8, 8, 4, 1, 1, conv_params(3, 3, 1, 1, 1, 1, 1)},
       {"40 filters, 36 channels (widest tiles)", 1, 36, 6, 5, 40, 3, 3,
-       params(1, 1, 1, 1, 1, 1, 1)},
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"long reduction (split-K backward-filter)", 4, 3, 16, 17, 8, 3, 3,
-       params(1, 1, 1, 1, 1, 1, 1)},
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"several tiles in every dimension, groups 2", 2, 16, 20, 19, 144, 3, 3,
-       params(1, 1, 1, 1, 1, 1, 2)},
+       conv_params(1, 1, 1, 1, 1, 1, 2)},
   };
   return c;
 }
-
-// Restores the registry's policy after a test forces algorithms.
-struct PolicyGuard {
-  ~PolicyGuard() {
-    ops::set_conv_algo("");
-    ops::clear_conv_algo_cache();
-  }
-};
 
 double scale_of(const Tensor& ref) {
   const double m = ref.numel() == 0 ? 0.0 : ops::amax(ops::abs(ref)).item();
@@ -90,13 +70,13 @@ std::string device_name(Device d) {
 }  // namespace
 
 TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in every thread order") {
-  PolicyGuard guard;
+  ConvPolicyGuard guard;
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
   const Layout layouts[] = {Layout::contiguous, Layout::transposed, Layout::sliced};
   for (size_t ci = 0; ci < cases().size(); ++ci) {
-    const Case& cs = cases()[ci];
+    const ConvCase& cs = cases()[ci];
     CAPTURE(cs.name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
     const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
@@ -133,8 +113,8 @@ TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in ever
 }
 
 TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones refuse the device") {
-  PolicyGuard guard;
-  const Conv2dParams p = params(1, 1, 1, 1, 1, 1, 1);
+  ConvPolicyGuard guard;
+  const Conv2dParams p = conv_params(1, 1, 1, 1, 1, 1, 1);
   for (ops::ConvDirection d : {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
                                ops::ConvDirection::backward_filter}) {
     const ops::ConvKey key =
@@ -160,7 +140,7 @@ TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones ref
   // Depthwise: a GEMM tile would be mostly empty, so the direct kernels win.
   const ops::ConvKey dw =
       ops::conv2d_key(ops::ConvDirection::forward, {8, 32, 16, 16}, {32, 1, 3, 3}, kFloat32, emu(),
-                      params(1, 1, 1, 1, 1, 1, 32));
+                      conv_params(1, 1, 1, 1, 1, 1, 32));
   CHECK(ops::explain_conv_algos(dw).chosen == "gpu_direct");
   // Unforced, a convolution on the device runs there.
   std::mt19937 g(fresh_seed());
@@ -173,7 +153,7 @@ TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones ref
 }
 
 TEST_CASE("emu conv2d: empty batch, no input channels, mixed devices") {
-  PolicyGuard guard;
+  ConvPolicyGuard guard;
   for (const char* algo : kGpuAlgos) {
     CAPTURE(algo);
     ops::set_conv_algo(algo);
@@ -193,7 +173,7 @@ TEST_CASE("emu conv2d: empty batch, no input channels, mixed devices") {
     const Tensor xc = zeros({2, 0, 4, 4}, {kFloat64, emu()});
     const Tensor wc = zeros({3, 0, 3, 3}, {kFloat64, emu()});
     const Tensor bias = from_vector(std::vector<double>{1, -2, 3}, {3}).to(emu());
-    const Tensor yc = ops::conv2d(xc, wc, bias, params(1, 1, 1, 1, 1, 1, 1));
+    const Tensor yc = ops::conv2d(xc, wc, bias, conv_params(1, 1, 1, 1, 1, 1, 1));
     CHECK(yc.device() == emu());
     check_close(yc, bias.cpu().view({1, 3, 1, 1}).expand({2, 3, 4, 4}), 0, 0);
     check_close(ops::conv2d(xc, wc, Tensor(), {}), zeros({2, 3, 2, 2}, kFloat64), 0, 0);
@@ -218,7 +198,7 @@ TEST_CASE("emu conv2d: empty batch, no input channels, mixed devices") {
 }
 
 TEST_CASE("emu conv2d: gradcheck through autograd in float64 with each GPU algorithm") {
-  PolicyGuard guard;
+  ConvPolicyGuard guard;
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);

@@ -11,6 +11,7 @@
 
 #include "autograd/batch_norm.h"
 #include "autograd/functions.h"
+#include "autograd/grad_test_util.h"
 #include "autograd/gradcheck.h"
 #include "autograd/pool2d.h"
 #include "cuda/cuda_test_util.h"
@@ -341,23 +342,6 @@ Tensor device_leaf(const Tensor& host) {
   Tensor t = host.to(emu());
   requires_grad_(t);
   return t;
-}
-
-// Distinct values at least 0.05 apart, so no max-pool window has a near tie.
-Tensor distinct_values(const Shape& s, std::mt19937& g) {
-  std::vector<double> v(static_cast<size_t>(checked_numel(s)));
-  std::iota(v.begin(), v.end(), 0.0);
-  std::shuffle(v.begin(), v.end(), g);
-  for (double& x : v) x *= 0.05;
-  return from_vector(v, s);
-}
-
-void expect_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                      const std::vector<Tensor>& inputs) {
-  std::string why;
-  const bool ok = gradcheck(f, inputs, {}, &why);
-  CAPTURE(why);
-  CHECK(ok);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "op_test_util.h"
 #include "ops/conv2d.h"
 #include "ops/conv_algo.h"
+#include "ops/conv_test_util.h"
 
 using namespace ember;
 using namespace ember::test;
@@ -15,32 +16,20 @@ using ops::ConvDirection;
 
 namespace {
 
-struct Case {
-  const char* name;
-  int64_t n, c, h, w, k, r, s;
-  Conv2dParams p;
-};
-
-Conv2dParams params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                    int64_t g) {
-  Conv2dParams p;
-  p.stride = {sh, sw}, p.padding = {ph, pw}, p.dilation = {dh, dw}, p.groups = g;
-  return p;
-}
-
-const std::vector<Case>& cases() {
-  static const std::vector<Case> c = {
-      {"3x3 plain", 2, 3, 7, 6, 5, 3, 3, params(1, 1, 0, 0, 1, 1, 1)},
-      {"batch 1, 1x1 pointwise", 1, 5, 4, 9, 7, 1, 1, params(1, 1, 0, 0, 1, 1, 1)},
-      {"1x1 stride 2", 3, 4, 7, 5, 3, 1, 1, params(2, 2, 0, 0, 1, 1, 1)},
-      {"5x5 padding 2", 2, 3, 9, 8, 4, 5, 5, params(1, 1, 2, 2, 1, 1, 1)},
-      {"3x3 stride 2 pad 1", 3, 6, 11, 10, 5, 3, 3, params(2, 2, 1, 1, 1, 1, 1)},
-      {"dilation 2", 2, 3, 10, 9, 4, 3, 3, params(1, 1, 2, 1, 2, 2, 1)},
-      {"groups 2", 2, 6, 7, 7, 4, 3, 3, params(1, 1, 1, 1, 1, 1, 2)},
-      {"depthwise", 2, 5, 8, 6, 5, 3, 3, params(2, 1, 1, 1, 1, 1, 5)},
-      {"depthwise multiplier 2", 1, 3, 6, 7, 6, 3, 2, params(1, 2, 1, 0, 1, 1, 3)},
-      {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, params(2, 3, 1, 2, 2, 1, 1)},
-      {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
+const std::vector<ConvCase>& cases() {
+  static const std::vector<ConvCase> c = {
+      {"3x3 plain", 2, 3, 7, 6, 5, 3, 3, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"batch 1, 1x1 pointwise", 1, 5, 4, 9, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"1x1 stride 2", 3, 4, 7, 5, 3, 1, 1, conv_params(2, 2, 0, 0, 1, 1, 1)},
+      {"5x5 padding 2", 2, 3, 9, 8, 4, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 1)},
+      {"3x3 stride 2 pad 1", 3, 6, 11, 10, 5, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"dilation 2", 2, 3, 10, 9, 4, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
+      {"groups 2", 2, 6, 7, 7, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
+      {"depthwise", 2, 5, 8, 6, 5, 3, 3, conv_params(2, 1, 1, 1, 1, 1, 5)},
+      {"depthwise multiplier 2", 1, 3, 6, 7, 6, 3, 2, conv_params(1, 2, 1, 0, 1, 1, 3)},
+      {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, conv_params(2, 3, 1, 2, 2, 1, 1)},
+      {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
@@ -52,7 +41,7 @@ struct Ref {
   std::vector<double> y, dx, dw, y_abs, dx_abs, dw_abs;
 };
 
-Ref reference(const Case& cs, const std::vector<double>& x, const std::vector<double>& w,
+Ref reference(const ConvCase& cs, const std::vector<double>& x, const std::vector<double>& w,
               const std::vector<double>& b, const std::vector<double>& dy, int64_t oh, int64_t ow) {
   const Conv2dParams& p = cs.p;
   const int64_t cg = cs.c / p.groups, kg = cs.k / p.groups;
@@ -117,24 +106,14 @@ std::vector<std::string> cpu_algo_names() {
   return names;
 }
 
-// Restores the registry's policy after a test changes it.
-struct PolicyGuard {
-  ~PolicyGuard() {
-    ops::set_conv_algo("");
-    ops::set_conv_deterministic(false);
-    unsetenv("EMBER_CONV_ALGO");
-    ops::clear_conv_algo_cache();
-  }
-};
-
 }  // namespace
 
 TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference") {
-  PolicyGuard guard;
+  ConvPolicyGuard guard;
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
-  for (const Case& cs : cases()) {
+  for (const ConvCase& cs : cases()) {
     CAPTURE(cs.name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
     const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
@@ -166,11 +145,11 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
 
 TEST_CASE("conv2d: output shape follows PyTorch's formula") {
   // floor((H + 2p - d(R-1) - 1) / s) + 1, worked by hand.
-  CHECK(ops::conv2d_output_shape({2, 3, 32, 32}, {8, 3, 3, 3}, params(1, 1, 1, 1, 1, 1, 1)) ==
+  CHECK(ops::conv2d_output_shape({2, 3, 32, 32}, {8, 3, 3, 3}, conv_params(1, 1, 1, 1, 1, 1, 1)) ==
         Shape{2, 8, 32, 32});
-  CHECK(ops::conv2d_output_shape({1, 4, 7, 8}, {6, 2, 3, 3}, params(2, 3, 0, 1, 1, 1, 2)) ==
+  CHECK(ops::conv2d_output_shape({1, 4, 7, 8}, {6, 2, 3, 3}, conv_params(2, 3, 0, 1, 1, 1, 2)) ==
         Shape{1, 6, 3, 3});
-  CHECK(ops::conv2d_output_shape({1, 1, 10, 10}, {1, 1, 3, 3}, params(1, 1, 0, 0, 4, 4, 1)) ==
+  CHECK(ops::conv2d_output_shape({1, 1, 10, 10}, {1, 1, 3, 3}, conv_params(1, 1, 0, 0, 4, 4, 1)) ==
         Shape{1, 1, 2, 2});
 }
 
@@ -186,7 +165,7 @@ TEST_CASE("conv2d: a hand-computed example") {
 }
 
 TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable") {
-  PolicyGuard guard;
+  ConvPolicyGuard guard;
   const ConvDirection fwd = ConvDirection::forward;
   const ops::ConvKey key = ops::conv2d_key(fwd, {2, 3, 8, 8}, {4, 3, 3, 3}, kFloat32, kCPU, {});
   for (const std::string& name : cpu_algo_names()) {
@@ -227,7 +206,7 @@ TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable
 }
 
 TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
-  PolicyGuard guard;
+  ConvPolicyGuard guard;
   // A fake algorithm that claims to be the fastest, is not deterministic, supports only
   // float64, and gives up at run time: selection must rank it first under the heuristic, skip it
   // under the deterministic policy, and fall back past it when it throws.
@@ -268,7 +247,7 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
   CAPTURE(seed);
   std::mt19937 g(seed);
   const Tensor x = random_tensor(xs, kFloat64, -1, 1, g), w = random_tensor(ws, kFloat64, -1, 1, g);
-  const Case cs{"fallback", 1, 2, 5, 5, 3, 3, 3, {}};
+  const ConvCase cs{"fallback", 1, 2, 5, 5, 3, 3, 3, {}};
   const Ref ref = reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, 3, 3);
   check_close(ops::conv2d(x, w, Tensor(), {}), ref.y, ref.y_abs, kFloat64);
   CHECK(runs == 1);
@@ -294,7 +273,7 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
 
 TEST_CASE("conv2d registry: keys compare and hash by every field") {
   const Shape xs{2, 4, 9, 9}, ws{6, 2, 3, 3};
-  const Conv2dParams p = params(1, 1, 1, 1, 1, 1, 2);
+  const Conv2dParams p = conv_params(1, 1, 1, 1, 1, 1, 2);
   const auto a = ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, kCPU, p);
   const auto b = ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, kCPU, p);
   CHECK(a == b);
@@ -303,8 +282,10 @@ TEST_CASE("conv2d registry: keys compare and hash by every field") {
       ops::conv2d_key(ConvDirection::backward_data, xs, ws, kFloat32, kCPU, p),
       ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat64, kCPU, p),
       ops::conv2d_key(ConvDirection::forward, {3, 4, 9, 9}, ws, kFloat32, kCPU, p),
-      ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, kCPU, params(2, 1, 1, 1, 1, 1, 2)),
-      ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, kCPU, params(1, 1, 1, 1, 1, 2, 2)),
+      ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, kCPU,
+                      conv_params(2, 1, 1, 1, 1, 1, 2)),
+      ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, kCPU,
+                      conv_params(1, 1, 1, 1, 1, 2, 2)),
       ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, Device(DeviceType::EMU, 0), p),
   };
   for (const auto& o : others) {
@@ -316,7 +297,7 @@ TEST_CASE("conv2d registry: keys compare and hash by every field") {
 
 TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
   const Tensor x = ones({2, 4, 8, 8}), w = ones({6, 2, 3, 3});
-  const Conv2dParams g2 = params(1, 1, 0, 0, 1, 1, 2);
+  const Conv2dParams g2 = conv_params(1, 1, 0, 0, 1, 1, 2);
   auto expect = [](auto&& f, std::initializer_list<std::string> parts) {
     try {
       f();
@@ -333,7 +314,7 @@ TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
         ops::conv2d(x, ones({6, 3, 3, 3}), Tensor(), g2);
       },
       {"conv2d", "[2, 4, 8, 8]", "[6, 3, 3, 3]"});
-  CHECK_THROWS_AS(ops::conv2d(x, ones({6, 1, 3, 3}), Tensor(), params(1, 1, 0, 0, 1, 1, 3)),
+  CHECK_THROWS_AS(ops::conv2d(x, ones({6, 1, 3, 3}), Tensor(), conv_params(1, 1, 0, 0, 1, 1, 3)),
                   ShapeError);  // 3 does not divide C=4
   expect(
       [&] {
@@ -344,15 +325,15 @@ TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
   CHECK_THROWS_AS(ops::conv2d(x, ones({6, 2, 9, 3}), Tensor(), g2), ShapeError);
   expect(
       [&] {
-        ops::conv2d(x, ones({6, 2, 5, 5}), Tensor(), params(1, 1, 0, 0, 2, 2, 2));
+        ops::conv2d(x, ones({6, 2, 5, 5}), Tensor(), conv_params(1, 1, 0, 0, 2, 2, 2));
       },
       {"conv2d", "larger than the padded input", "[6, 2, 5, 5]"});
-  CHECK_NOTHROW(ops::conv2d(x, ones({6, 2, 9, 3}), Tensor(), params(1, 1, 1, 0, 1, 1, 2)));
-  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(0, 1, 0, 0, 1, 1, 2)), ValueError);
-  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(1, -1, 0, 0, 1, 1, 2)), ValueError);
-  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(1, 1, -1, 0, 1, 1, 2)), ValueError);
-  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(1, 1, 0, 0, 0, 1, 2)), ValueError);
-  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), params(1, 1, 0, 0, 1, 1, 0)), ValueError);
+  CHECK_NOTHROW(ops::conv2d(x, ones({6, 2, 9, 3}), Tensor(), conv_params(1, 1, 1, 0, 1, 1, 2)));
+  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), conv_params(0, 1, 0, 0, 1, 1, 2)), ValueError);
+  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), conv_params(1, -1, 0, 0, 1, 1, 2)), ValueError);
+  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), conv_params(1, 1, -1, 0, 1, 1, 2)), ValueError);
+  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), conv_params(1, 1, 0, 0, 0, 1, 2)), ValueError);
+  CHECK_THROWS_AS(ops::conv2d(x, w, Tensor(), conv_params(1, 1, 0, 0, 1, 1, 0)), ValueError);
   CHECK_THROWS_AS(ops::conv2d(x, w.to(kFloat64), Tensor(), g2), DTypeError);
   expect([&] { ops::conv2d(x, w.to(kFloat64), Tensor(), g2); }, {"conv2d", "float32", "float64"});
   CHECK_THROWS_AS(ops::conv2d(x.to(kInt32), w.to(kInt32), Tensor(), g2), DTypeError);
