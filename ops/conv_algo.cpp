@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -15,6 +16,7 @@
 
 #include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/conv2d_im2col.h"
+#include "kernels/cpu/conv2d_implicit_gemm.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -104,6 +106,40 @@ kc::ConvPass pass_of(ConvDirection d) {
                                              : kc::ConvPass::bwd_filter;
 }
 
+// Per output column and group: the micro-kernels' multiply-adds at about twice Eigen's rate,
+// over filter counts rounded up to their tiles (8 filters forward, 16 for the filter gradient,
+// whose taps also round up to 24), plus the panel packing (one unit per tap, as im2col's).
+// Backward data is a forward convolution with K and C swapped, so few input channels (the first
+// layer's 3) waste most of a tile: im2col_gemm wins there.
+double implicit_gemm_cost(const ConvKey& k) {
+  const kernels::ConvShape s = conv_shape_of(k);
+  auto up = [](double a, double b) { return std::ceil(a / b) * b; };
+  const double taps_fwd = double(s.cg()) * s.r * s.s;
+  double per_column;
+  switch (k.direction) {
+    case ConvDirection::forward:
+      per_column = taps_fwd * (up(s.kg(), 8) / 16.0 + 1.0);
+      break;
+    case ConvDirection::backward_data:
+      per_column = double(s.kg()) * s.r * s.s * (up(s.cg(), 8) / 16.0 + 1.0);
+      break;
+    default:
+      per_column = up(taps_fwd, 24) * up(s.kg(), 16) / 16.0 + taps_fwd + 2.0 * s.kg();
+      break;
+  }
+  const double cols = k.direction == ConvDirection::backward_data ? double(s.n) * s.h * s.w
+                                                                  : double(s.n) * s.oh * s.ow;
+  return 1000.0 + cols * s.groups * per_column / threads();
+}
+
+bool implicit_gemm_supports(const ConvKey& k, std::string* why) {
+  if (!cpu_supports(k, why)) return false;
+  const char* reason = "";
+  if (kc::conv2d_implicit_gemm_supports(k.dtype, conv_shape_of(k), pass_of(k.direction), &reason))
+    return true;
+  return *why = reason, false;
+}
+
 std::vector<AlgoPtr> builtin_algos() {
   ConvAlgo im2col;
   im2col.name = "im2col_gemm";
@@ -142,8 +178,32 @@ std::vector<AlgoPtr> builtin_algos() {
         return kc::conv2d_bwd_filter_direct(k.dtype, s, b.dy, b.x, b.dw);
     }
   };
+  ConvAlgo implicit;
+  implicit.name = "implicit_gemm_cpu";
+  implicit.deterministic = true;  // fixed partition of the panels, fixed summation order
+  implicit.supports = implicit_gemm_supports;
+  implicit.workspace_bytes = [](const ConvKey& k) {
+    return kc::conv2d_implicit_gemm_workspace_bytes(conv_shape_of(k), pass_of(k.direction));
+  };
+  implicit.cost = implicit_gemm_cost;
+  implicit.run = [](const ConvKey& k, const ConvBuffers& b, void* ws, size_t ws_bytes) {
+    const kernels::ConvShape s = conv_shape_of(k);
+    const auto f = [](const void* p) { return static_cast<const float*>(p); };
+    switch (k.direction) {
+      case ConvDirection::forward:
+        return kc::conv2d_fwd_implicit_gemm(s, f(b.x), f(b.w), f(b.bias), static_cast<float*>(b.y),
+                                            ws, ws_bytes);
+      case ConvDirection::backward_data:
+        return kc::conv2d_bwd_data_implicit_gemm(s, f(b.dy), f(b.w), static_cast<float*>(b.dx), ws,
+                                                 ws_bytes);
+      case ConvDirection::backward_filter:
+        return kc::conv2d_bwd_filter_implicit_gemm(s, f(b.dy), f(b.x), static_cast<float*>(b.dw),
+                                                   ws, ws_bytes);
+    }
+  };
   return {std::make_shared<const ConvAlgo>(std::move(im2col)),
-          std::make_shared<const ConvAlgo>(std::move(direct))};
+          std::make_shared<const ConvAlgo>(std::move(direct)),
+          std::make_shared<const ConvAlgo>(std::move(implicit))};
 }
 
 // --- Registry state ----------------------------------------------------------------------------

@@ -1,0 +1,480 @@
+// Implicit-GEMM convolution for float32 on AVX-512. With D = (C/G)*R*S filter taps and the
+// output positions of all images numbered j = (n*OH + oh)*OW + ow, the columns matrix col(X) is
+// D x (N*OH*OW); it is cut into panels of kNr = 32 columns and never stored whole.
+//
+// Note [Panel packing]: a panel's columns split into runs that lie in one output row of one image
+// (one run when OW >= 32, four when OW = 8). For tap (c, r, q) a run reads one input row at a
+// fixed shift, so with unit width stride it is one or two masked vector loads from the image
+// (the mask zeroes the padding) and masked stores into row t = (c*R + r)*S + q of the packed
+// panel. The panel (D x 32 floats) stays in L1/L2 while every filter tile uses it, so the image
+// is read once per panel and nothing is written to memory but the output.
+//
+// Forward: a kMr x kNr tile of Y (8 filters x 32 columns, 16 accumulators) is the packed filter
+// block (D x 8, one broadcast per tap and filter) times the panel (two vector loads per tap).
+// Backward filter: a 24/NK x 16*NK tile of dWᵀ (taps x filters) accumulates the panel's 32
+// columns: one broadcast from the panel per tap and column, times dY's 32 x K block transposed.
+#include "kernels/cpu/conv2d_implicit_gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "runtime/error.h"
+
+namespace ember::kernels::cpu {
+
+namespace {
+
+bool unit_stride(const ConvShape& s) {
+  return s.stride_h == 1 && s.stride_w == 1;
+}
+
+}  // namespace
+
+bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, const char** why) {
+#if defined(__AVX512F__)
+  if (t != DType::f32) return *why = "float32 only", false;
+  if (pass == ConvPass::bwd_data && !unit_stride(s))
+    return *why = "backward data needs stride 1", false;
+  (void)s;
+  return true;
+#else
+  (void)t, (void)s, (void)pass;
+  return *why = "built without AVX-512", false;
+#endif
+}
+
+#if defined(__AVX512F__)
+namespace {
+
+constexpr int64_t kNr = 32;      // columns per panel: two vectors
+constexpr int64_t kMr = 8;       // filters per forward tile
+constexpr int64_t kTapPad = 24;  // backward-filter tiles are 24 / NK taps high
+constexpr int64_t kAlign = 16;   // floats: 64-byte alignment of every workspace buffer
+
+int64_t round_up(int64_t a, int64_t b) {
+  return (a + b - 1) / b * b;
+}
+int64_t taps(const ConvShape& s) {
+  return s.cg() * s.r * s.s;
+}
+int64_t columns(const ConvShape& s) {
+  return s.n * s.oh * s.ow;
+}
+int64_t panels(const ConvShape& s) {
+  return (columns(s) + kNr - 1) / kNr;
+}
+int64_t filter_blocks(const ConvShape& s) {
+  return (s.kg() + kMr - 1) / kMr;
+}
+
+// Parallel over panels only when there is enough work to pay for waking the team.
+constexpr int64_t kParallelMacs = int64_t{1} << 20;
+int64_t threads_for(const ConvShape& s) {
+  if (omp_in_parallel() || s.macs() < kParallelMacs) return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), panels(s)));
+}
+
+// Workspace in floats for `nw` threads.
+int64_t fwd_elems(const ConvShape& s, int64_t nw) {
+  const int64_t filters = round_up(s.groups * filter_blocks(s) * kMr * taps(s), kAlign);
+  return filters + nw * round_up(taps(s) * kNr, kAlign);
+}
+int64_t kpad(const ConvShape& s) {
+  return round_up(s.kg(), 16);
+}
+int64_t bwd_filter_worker_elems(const ConvShape& s) {
+  const int64_t dpad = round_up(taps(s), kTapPad);
+  return round_up(dpad * kNr, kAlign) + kNr * kpad(s) + s.groups * dpad * kpad(s);
+}
+int64_t bwd_filter_elems(const ConvShape& s, int64_t nw) {
+  return nw * bwd_filter_worker_elems(s);
+}
+
+// Backward data as a forward convolution (Note [Panel packing]): dY is the input, dX the output,
+// the filters' K and C swap, and the padding becomes dil*(R-1) - pad (stride 1).
+ConvShape transposed_shape(const ConvShape& s) {
+  ConvShape t = s;
+  t.c = s.k, t.h = s.oh, t.w = s.ow;
+  t.k = s.c, t.oh = s.h, t.ow = s.w;
+  t.pad_h = s.dil_h * (s.r - 1) - s.pad_h;
+  t.pad_w = s.dil_w * (s.s - 1) - s.pad_w;
+  return t;
+}
+
+int64_t elems(const ConvShape& s, ConvPass pass, int64_t nw) {
+  switch (pass) {
+    case ConvPass::fwd:
+      return fwd_elems(s, nw);
+    case ConvPass::bwd_data:
+      return fwd_elems(transposed_shape(s), nw);
+    case ConvPass::bwd_filter:
+      return bwd_filter_elems(s, nw);
+  }
+  return 0;
+}
+
+int64_t threads_within(const ConvShape& s, ConvPass pass, size_t ws_bytes) {
+  int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
+  while (nw > 1 && static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) > ws_bytes) --nw;
+  EMBER_CHECK_VALUE(static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) <= ws_bytes,
+                    "conv2d implicit gemm: workspace of ", ws_bytes, " bytes is too small (need ",
+                    elems(s, pass, nw) * sizeof(float), ")");
+  return nw;
+}
+
+// Columns [dst, dst + len) of a panel: image n, output row oh, output columns [ow, ow + len).
+struct Run {
+  int64_t n, oh, ow, len, dst;
+};
+
+int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
+  const int64_t p = s.oh * s.ow, end = std::min(j0 + kNr, columns(s));
+  int count = 0;
+  for (int64_t j = j0; j < end;) {
+    const int64_t n = j / p, rem = j % p, oh = rem / s.ow, ow = rem % s.ow;
+    const int64_t len = std::min(end - j, s.ow - ow);
+    runs[count++] = {n, oh, ow, len, j - j0};
+    j += len;
+  }
+  return count;
+}
+
+// ceil(a / b) for b > 0 and any a.
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -(-a / b);
+}
+
+// Lanes [lo, hi) of a 16-lane mask, clamped to [0, 16).
+inline __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = std::max<int64_t>(lo, 0);
+  hi = std::min<int64_t>(hi, 16);
+  if (hi <= lo) return 0;
+  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+// bp (taps x kNr) = the panel's columns of col(X) for group g (Note [Panel packing]). Columns
+// past the last run are zero. Each panel row is built in two registers and written with two full
+// stores. Masked loads and stores are slow on some AVX-512 machines (this one among them), so a
+// partial run loads a whole vector and blends the lanes it needs, falling back to a masked load
+// only where a whole vector would reach outside the image buffer. Taps run q-major so that each
+// run's masks and offsets are worked out once per q, not once per tap.
+void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
+                float* bp) {
+  const int64_t cg = s.cg(), hw = s.h * s.w, sw = s.stride_w;
+  const float* const x_end = x + s.x_numel();
+  const __m512i evens =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const float* img[kNr];
+  int64_t ih0[kNr], off[kNr][2];
+  __mmask16 use[kNr][2], in[kNr][2][2];
+  for (int i = 0; i < nruns; ++i) {
+    img[i] = x + (runs[i].n * s.c + g * cg) * hw;
+    ih0[i] = runs[i].oh * s.stride_h - s.pad_h;
+  }
+  // A whole vector (or two) at p stays inside the image buffer.
+  auto whole = [&](const float* p, int64_t n) { return p >= x && p + n <= x_end; };
+  for (int64_t q = 0; q < s.s; ++q) {
+    // Lane j of half v (panel column 16v + j) of run i reads source column off + j (unit
+    // stride) or off + 2j (stride 2, after keeping the even floats of 32); `use` holds the lanes
+    // of the run whose source column lies inside the row, `in` the source floats that do.
+    for (int i = 0; i < nruns; ++i) {
+      const int64_t d = runs[i].dst, len = runs[i].len;
+      const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
+      for (int v = 0; v < 2; ++v) {
+        const int64_t step = std::min<int64_t>(sw, 2), o = iw + (16 * v - d) * step;
+        off[i][v] = o;
+        use[i][v] = lanes(d - 16 * v, d + len - 16 * v) &
+                    lanes(ceil_div(-o, step), ceil_div(s.w - o, step));
+        in[i][v][0] = lanes(-o, s.w - o);
+        in[i][v][1] = lanes(-o - 16, s.w - o - 16);
+      }
+    }
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t r = 0; r < s.r; ++r) {
+        float* row = bp + ((c * s.r + r) * s.s + q) * kNr;
+        if (sw > 2) {
+          std::fill(row, row + kNr, 0.0f);
+          for (int i = 0; i < nruns; ++i) {
+            const int64_t ih = ih0[i] + r * s.dil_h;
+            if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
+            const float* src = img[i] + c * hw + ih * s.w;
+            const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
+            for (int64_t l = 0; l < runs[i].len; ++l) {
+              const int64_t col = iw + l * sw;
+              if (col >= 0 && col < s.w) row[runs[i].dst + l] = src[col];
+            }
+          }
+          continue;
+        }
+        __m512 half[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int i = 0; i < nruns; ++i) {
+          const int64_t ih = ih0[i] + r * s.dil_h;
+          if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
+          const float* src = img[i] + c * hw + ih * s.w;
+          for (int v = 0; v < 2; ++v) {
+            const __mmask16 m = use[i][v];
+            if (!m) continue;
+            const float* p = src + off[i][v];
+            __m512 val;
+            if (sw == 1) {
+              if (m == 0xFFFF) {
+                half[v] = _mm512_loadu_ps(p);
+                continue;
+              }
+              val = whole(p, 16) ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
+            } else {
+              const bool w = whole(p, 32);
+              const __m512 lo = w ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
+              const __m512 hi =
+                  w ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(in[i][v][1], p + 16);
+              val = _mm512_permutex2var_ps(lo, evens, hi);
+            }
+            half[v] = _mm512_mask_mov_ps(half[v], m, val);
+          }
+        }
+        _mm512_storeu_ps(row, half[0]);
+        _mm512_storeu_ps(row + 16, half[1]);
+      }
+  }
+}
+
+// ap[g][block][t][i] = filter value of filter block*kMr + i (zero past the group's last filter).
+template <typename At>
+void pack_filters(const ConvShape& s, At&& at, float* ap) {
+  const int64_t kg = s.kg(), nb = filter_blocks(s), d = taps(s);
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t t = 0; t < d; ++t)
+        for (int64_t i = 0; i < kMr; ++i) {
+          const int64_t k = b * kMr + i;
+          ap[((g * nb + b) * d + t) * kMr + i] = k < kg ? at(g, k, t) : 0.0f;
+        }
+}
+
+// c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed).
+inline void kernel_fwd(int64_t d, const float* a, const float* b, const float* bias, float* c,
+                       int64_t ldc) {
+  __m512 acc[kMr][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
+  for (int64_t t = 0; t < d; ++t) {
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
+    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
+  }
+}
+
+// y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
+void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float* bias, float* y,
+                float* bufs, int64_t nw) {
+  const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
+  const int64_t np = panels(s), total = columns(s);
+  auto worker = [&](int64_t wk) {
+    float* bp = bufs + wk * round_up(d * kNr, kAlign);
+    alignas(64) float tile[kMr * kNr];
+    Run runs[kNr];
+    for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
+      const int nr = panel_runs(s, pi * kNr, runs);
+      const bool whole = runs[0].n == runs[nr - 1].n && total - pi * kNr >= kNr;
+      const int64_t p0 = runs[0].oh * s.ow + runs[0].ow;
+      for (int64_t g = 0; g < s.groups; ++g) {
+        pack_panel(s, x, g, runs, nr, bp);
+        for (int64_t b = 0; b < nb; ++b) {
+          const int64_t k0 = g * kg + b * kMr, rows = std::min(kMr, kg - b * kMr);
+          float bb[kMr] = {};
+          if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
+          const float* a = ap + (g * nb + b) * d * kMr;
+          if (whole && rows == kMr) {
+            kernel_fwd(d, a, bp, bb, y + (runs[0].n * s.k + k0) * p + p0, p);
+            continue;
+          }
+          kernel_fwd(d, a, bp, bb, tile, kNr);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int u = 0; u < nr; ++u)
+              std::memcpy(y + (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
+                          tile + i * kNr + runs[u].dst, sizeof(float) * runs[u].len);
+        }
+      }
+    }
+  };
+  if (nw == 1) return worker(0);
+#pragma omp parallel for schedule(static, 1) num_threads(nw)
+  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+}
+
+// acc (MT x 16*NK tile of dWᵀ, rows kp apart) += b (MT taps x kNr, packed) * dyt (kNr x 16*NK,
+// rows kp apart).
+template <int NK>
+inline void kernel_bwd_filter(const float* b, const float* dyt, int64_t kp, float* acc_out) {
+  constexpr int MT = kTapPad / NK;
+  __m512 acc[MT][NK];
+#pragma GCC unroll 24
+  for (int i = 0; i < MT; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NK; ++v) acc[i][v] = _mm512_loadu_ps(acc_out + i * kp + 16 * v);
+  for (int64_t j = 0; j < kNr; ++j) {
+    __m512 dv[NK];
+#pragma GCC unroll 4
+    for (int v = 0; v < NK; ++v) dv[v] = _mm512_loadu_ps(dyt + j * kp + 16 * v);
+#pragma GCC unroll 24
+    for (int i = 0; i < MT; ++i) {
+      const __m512 bi = _mm512_set1_ps(b[i * kNr + j]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NK; ++v) acc[i][v] = _mm512_fmadd_ps(bi, dv[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 24
+  for (int i = 0; i < MT; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NK; ++v) _mm512_storeu_ps(acc_out + i * kp + 16 * v, acc[i][v]);
+}
+
+template <int NK>
+void bwd_filter_taps(int64_t dpad, const float* bp, const float* dyt, int64_t kp, float* part) {
+  constexpr int MT = kTapPad / NK;
+  for (int64_t t = 0; t < dpad; t += MT)
+    kernel_bwd_filter<NK>(bp + t * kNr, dyt, kp, part + t * kp);
+}
+
+void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
+                       int64_t nw) {
+  const int64_t d = taps(s), dpad = round_up(d, kTapPad), kg = s.kg(), kp = kpad(s);
+  const int64_t p = s.oh * s.ow, np = panels(s), total = columns(s);
+  const int64_t per = bwd_filter_worker_elems(s);
+  auto worker = [&](int64_t wk) {
+    float* bp = ws + wk * per;
+    float* dyt = bp + round_up(dpad * kNr, kAlign);
+    float* part = dyt + kNr * kp;
+    std::fill(bp, bp + per, 0.0f);
+    Run runs[kNr];
+    for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
+      const int nr = panel_runs(s, pi * kNr, runs);
+      const int64_t valid = std::min(kNr, total - pi * kNr);
+      if (valid < kNr)  // the last panel: its missing columns must add nothing
+        std::fill(dyt + valid * kp, dyt + kNr * kp, 0.0f);
+      for (int64_t g = 0; g < s.groups; ++g) {
+        pack_panel(s, x, g, runs, nr, bp);
+        for (int u = 0; u < nr; ++u) {
+          const Run& run = runs[u];
+          for (int64_t k = 0; k < kg; ++k) {
+            const float* src = dy + (run.n * s.k + g * kg + k) * p + run.oh * s.ow + run.ow;
+            for (int64_t l = 0; l < run.len; ++l) dyt[(run.dst + l) * kp + k] = src[l];
+          }
+        }
+        float* pg = part + g * dpad * kp;
+        for (int64_t k0 = 0; k0 < kp; k0 += 64) {
+          switch (std::min<int64_t>(4, (kp - k0) / 16)) {
+            case 1:
+              bwd_filter_taps<1>(dpad, bp, dyt + k0, kp, pg + k0);
+              break;
+            case 2:
+              bwd_filter_taps<2>(dpad, bp, dyt + k0, kp, pg + k0);
+              break;
+            case 3:
+              bwd_filter_taps<3>(dpad, bp, dyt + k0, kp, pg + k0);
+              break;
+            default:
+              bwd_filter_taps<4>(dpad, bp, dyt + k0, kp, pg + k0);
+              break;
+          }
+        }
+      }
+    }
+  };
+  if (nw == 1) {
+    worker(0);
+  } else {
+#pragma omp parallel for schedule(static, 1) num_threads(nw)
+    for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+  }
+  // dw[g*kg + k][t] = the threads' partial dWᵀ[g][t][k], summed in thread order.
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t k = 0; k < kg; ++k)
+      for (int64_t t = 0; t < d; ++t) {
+        float v = 0.0f;
+        for (int64_t wk = 0; wk < nw; ++wk)
+          v += ws[wk * per + round_up(dpad * kNr, kAlign) + kNr * kp + (g * dpad + t) * kp + k];
+        dw[(g * kg + k) * d + t] = v;
+      }
+}
+
+}  // namespace
+
+size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass) {
+  const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
+  return static_cast<size_t>(elems(s, pass, nw)) * sizeof(float);
+}
+
+void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w, const float* bias,
+                              float* y, void* workspace, size_t workspace_bytes) {
+  const int64_t nw = threads_within(s, ConvPass::fwd, workspace_bytes);
+  float* ap = static_cast<float*>(workspace);
+  const int64_t kg = s.kg(), d = taps(s);
+  pack_filters(
+      s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
+  fwd_panels(s, x, ap, bias, y, ap + round_up(s.groups * filter_blocks(s) * kMr * d, kAlign), nw);
+}
+
+void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const float* w, float* dx,
+                                   void* workspace, size_t workspace_bytes) {
+  const int64_t nw = threads_within(s, ConvPass::bwd_data, workspace_bytes);
+  const ConvShape t = transposed_shape(s);
+  float* ap = static_cast<float*>(workspace);
+  // Filter c of the transposed convolution, tap (k, r, q): w[k][c][R-1-r][S-1-q] of the group.
+  const int64_t kg = s.kg(), cg = s.cg(), rs = s.r * s.s;
+  pack_filters(
+      t,
+      [&](int64_t g, int64_t c, int64_t tap) {
+        const int64_t k = tap / rs, flip = rs - 1 - tap % rs;
+        return w[((g * kg + k) * cg + c) * rs + flip];
+      },
+      ap);
+  fwd_panels(t, dy, ap, nullptr, dx,
+             ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign), nw);
+}
+
+void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const float* x, float* dw,
+                                     void* workspace, size_t workspace_bytes) {
+  const int64_t nw = threads_within(s, ConvPass::bwd_filter, workspace_bytes);
+  bwd_filter_panels(s, dy, x, dw, static_cast<float*>(workspace), nw);
+}
+
+#else  // no AVX-512: conv2d_implicit_gemm_supports says so, and these are never called.
+
+size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape&, ConvPass) {
+  return 0;
+}
+
+void conv2d_fwd_implicit_gemm(const ConvShape&, const float*, const float*, const float*, float*,
+                              void*, size_t) {
+  EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
+}
+void conv2d_bwd_data_implicit_gemm(const ConvShape&, const float*, const float*, float*, void*,
+                                   size_t) {
+  EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
+}
+void conv2d_bwd_filter_implicit_gemm(const ConvShape&, const float*, const float*, float*, void*,
+                                     size_t) {
+  EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
+}
+
+#endif
+
+}  // namespace ember::kernels::cpu
