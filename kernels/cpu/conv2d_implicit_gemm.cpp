@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -75,15 +76,47 @@ int64_t filter_blocks(const ConvShape& s) {
 
 // Parallel over panels only when there is enough work to pay for waking the team.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
-int64_t threads_for(const ConvShape& s) {
+bool padded_path(const ConvShape& s);
+int64_t threads_for(const ConvShape& s, ConvPass pass) {
   if (omp_in_parallel() || s.macs() < kParallelMacs) return 1;
-  return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), panels(s)));
+  const int64_t units = pass != ConvPass::bwd_filter && padded_path(s) ? s.n : panels(s);
+  return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), units));
+}
+
+// Note [Padded images]: with unit stride and output rows a multiple of 16 wide, every 16-lane
+// half of a panel lies in one output row, so a tap's values for it are 16 consecutive floats of
+// the zero-padded image. Then each thread copies its image, padded, into a buffer that stays in
+// L2, and the micro-kernel loads its operand from there at a per-tap offset: no panel packing.
+struct PaddedImage {
+  int64_t hp = 0, wp = 0;  // padded height and width; the image starts at (pad_h, pad_w)
+  int64_t elems() const { return hp * wp; }
+};
+
+constexpr int64_t kMaxPaddedElems = int64_t{1} << 20;  // per thread: 4 MiB
+
+bool padded_path(const ConvShape& s) {
+  if (s.stride_h != 1 || s.stride_w != 1 || s.ow % 16 != 0 || s.pad_h < 0 || s.pad_w < 0)
+    return false;
+  const int64_t hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
+  const int64_t wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
+  return s.c * hp * wp <= kMaxPaddedElems;
+}
+
+PaddedImage padded_image(const ConvShape& s) {
+  PaddedImage p;
+  p.hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
+  p.wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
+  return p;
 }
 
 // Workspace in floats for `nw` threads.
+int64_t fwd_worker_elems(const ConvShape& s) {
+  return padded_path(s) ? round_up(s.c * padded_image(s).elems(), kAlign)
+                        : round_up(taps(s) * kNr, kAlign);
+}
 int64_t fwd_elems(const ConvShape& s, int64_t nw) {
   const int64_t filters = round_up(s.groups * filter_blocks(s) * kMr * taps(s), kAlign);
-  return filters + nw * round_up(taps(s) * kNr, kAlign);
+  return filters + nw * fwd_worker_elems(s);
 }
 int64_t kpad(const ConvShape& s) {
   return round_up(s.kg(), 16);
@@ -120,7 +153,7 @@ int64_t elems(const ConvShape& s, ConvPass pass, int64_t nw) {
 }
 
 int64_t threads_within(const ConvShape& s, ConvPass pass, size_t ws_bytes) {
-  int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
+  int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s, pass);
   while (nw > 1 && static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) > ws_bytes) --nw;
   EMBER_CHECK_VALUE(static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) <= ws_bytes,
                     "conv2d implicit gemm: workspace of ", ws_bytes, " bytes is too small (need ",
@@ -281,13 +314,89 @@ inline void kernel_fwd(int64_t d, const float* a, const float* b, const float* b
   }
 }
 
+// As kernel_fwd, with the panel's two halves read straight from padded images at b0 and b1 plus
+// the tap's offset (Note [Padded images]).
+inline void kernel_fwd_padded(int64_t d, const float* a, const int64_t* off, const float* b0p,
+                              const float* b1p, const float* bias, float* c, int64_t ldc) {
+  __m512 acc[kMr][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
+  for (int64_t t = 0; t < d; ++t) {
+    const __m512 b0 = _mm512_loadu_ps(b0p + off[t]), b1 = _mm512_loadu_ps(b1p + off[t]);
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += kMr;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
+    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
+  }
+}
+
+// Copies image n of x into xp (C x hp x wp), at (pad_h, pad_w); the border stays as it was (zero).
+void pad_image(const ConvShape& s, const PaddedImage& pi, const float* x, int64_t n, float* xp) {
+  for (int64_t c = 0; c < s.c; ++c)
+    for (int64_t ih = 0; ih < s.h; ++ih)
+      std::memcpy(xp + (c * pi.hp + s.pad_h + ih) * pi.wp + s.pad_w,
+                  x + ((n * s.c + c) * s.h + ih) * s.w, sizeof(float) * s.w);
+}
+
+// fwd_panels on the padded-image path: each thread owns a contiguous run of images.
+void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float* bias, float* y,
+                float* bufs, int64_t nw) {
+  const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
+  const PaddedImage pi = padded_image(s);
+  std::vector<int64_t> off(d);
+  for (int64_t c = 0, t = 0; c < s.cg(); ++c)
+    for (int64_t r = 0; r < s.r; ++r)
+      for (int64_t q = 0; q < s.s; ++q) off[t++] = (c * pi.hp + r * s.dil_h) * pi.wp + q * s.dil_w;
+  auto worker = [&](int64_t wk) {
+    float* xp = bufs + wk * fwd_worker_elems(s);
+    std::fill(xp, xp + s.c * pi.elems(), 0.0f);
+    alignas(64) float tile[kMr * kNr];
+    for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
+      pad_image(s, pi, x, n, xp);
+      for (int64_t g = 0; g < s.groups; ++g) {
+        const float* xg = xp + g * s.cg() * pi.elems();
+        for (int64_t p0 = 0; p0 < p; p0 += kNr) {
+          const int64_t cols = std::min(kNr, p - p0), p1 = cols > 16 ? p0 + 16 : p0;
+          const float* b0 = xg + (p0 / s.ow) * pi.wp + p0 % s.ow;
+          const float* b1 = xg + (p1 / s.ow) * pi.wp + p1 % s.ow;
+          for (int64_t b = 0; b < nb; ++b) {
+            const int64_t k0 = g * kg + b * kMr, rows = std::min(kMr, kg - b * kMr);
+            float bb[kMr] = {};
+            if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
+            const float* a = ap + (g * nb + b) * d * kMr;
+            float* out = y + (n * s.k + k0) * p + p0;
+            if (cols == kNr && rows == kMr) {
+              kernel_fwd_padded(d, a, off.data(), b0, b1, bb, out, p);
+              continue;
+            }
+            kernel_fwd_padded(d, a, off.data(), b0, b1, bb, tile, kNr);
+            for (int64_t i = 0; i < rows; ++i)
+              std::memcpy(out + i * p, tile + i * kNr, sizeof(float) * cols);
+          }
+        }
+      }
+    }
+  };
+  if (nw == 1) return worker(0);
+#pragma omp parallel for schedule(static, 1) num_threads(nw)
+  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+}
+
 // y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
 void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float* bias, float* y,
                 float* bufs, int64_t nw) {
   const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
   auto worker = [&](int64_t wk) {
-    float* bp = bufs + wk * round_up(d * kNr, kAlign);
+    float* bp = bufs + wk * fwd_worker_elems(s);
     alignas(64) float tile[kMr * kNr];
     Run runs[kNr];
     for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
@@ -418,7 +527,7 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
 }  // namespace
 
 size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass) {
-  const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
+  const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s, pass);
   return static_cast<size_t>(elems(s, pass, nw)) * sizeof(float);
 }
 
@@ -429,7 +538,9 @@ void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w
   const int64_t kg = s.kg(), d = taps(s);
   pack_filters(
       s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
-  fwd_panels(s, x, ap, bias, y, ap + round_up(s.groups * filter_blocks(s) * kMr * d, kAlign), nw);
+  float* bufs = ap + round_up(s.groups * filter_blocks(s) * kMr * d, kAlign);
+  if (padded_path(s)) return fwd_padded(s, x, ap, bias, y, bufs, nw);
+  fwd_panels(s, x, ap, bias, y, bufs, nw);
 }
 
 void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const float* w, float* dx,
@@ -446,8 +557,9 @@ void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const fl
         return w[((g * kg + k) * cg + c) * rs + flip];
       },
       ap);
-  fwd_panels(t, dy, ap, nullptr, dx,
-             ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign), nw);
+  float* bufs = ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign);
+  if (padded_path(t)) return fwd_padded(t, dy, ap, nullptr, dx, bufs, nw);
+  fwd_panels(t, dy, ap, nullptr, dx, bufs, nw);
 }
 
 void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const float* x, float* dw,

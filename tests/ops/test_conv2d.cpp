@@ -46,6 +46,13 @@ const std::vector<Case>& cases() {
       {"wide rows, 21 filters", 2, 5, 37, 40, 21, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
       {"70 filters, 5x5 padding 2", 3, 7, 7, 9, 70, 5, 5, params(1, 1, 2, 2, 1, 1, 1)},
       {"1x1 padding 2", 2, 3, 5, 6, 4, 1, 1, params(1, 1, 2, 2, 1, 1, 1)},
+      // Output rows a multiple of 16 wide (implicit_gemm_cpu reads padded images directly),
+      // with a last panel half full, dilation, groups and padding beyond the filter.
+      {"rows of 32", 2, 5, 9, 32, 13, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
+      {"rows of 16, odd height", 3, 7, 5, 16, 10, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
+      {"rows of 16, dilation 2", 1, 3, 12, 16, 9, 3, 3, params(1, 1, 2, 2, 2, 2, 1)},
+      {"rows of 16, groups 2", 2, 4, 6, 16, 6, 3, 3, params(1, 1, 1, 1, 1, 1, 2)},
+      {"rows of 16, 1x1 padding 2", 2, 3, 5, 12, 4, 1, 1, params(1, 1, 2, 2, 1, 1, 1)},
   };
   return c;
 }
