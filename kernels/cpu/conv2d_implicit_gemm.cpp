@@ -77,9 +77,9 @@ int64_t filter_blocks(const ConvShape& s) {
 // Parallel over panels only when there is enough work to pay for waking the team.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
 bool padded_path(const ConvShape& s);
-int64_t threads_for(const ConvShape& s, ConvPass pass) {
+int64_t threads_for(const ConvShape& s) {
   if (omp_in_parallel() || s.macs() < kParallelMacs) return 1;
-  const int64_t units = pass != ConvPass::bwd_filter && padded_path(s) ? s.n : panels(s);
+  const int64_t units = padded_path(s) ? s.n : panels(s);
   return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), units));
 }
 
@@ -121,9 +121,20 @@ int64_t fwd_elems(const ConvShape& s, int64_t nw) {
 int64_t kpad(const ConvShape& s) {
   return round_up(s.kg(), 16);
 }
+// Per backward-filter thread: its partial dWᵀ (groups x taps x kpad), one packed panel, dY
+// transposed (a panel's worth, or a whole image's plus a half panel on the padded path), and on
+// the padded path the padded image.
+int64_t bwd_filter_part_elems(const ConvShape& s) {
+  return round_up(s.groups * round_up(taps(s), kTapPad) * kpad(s), kAlign);
+}
+int64_t bwd_filter_dyt_rows(const ConvShape& s) {
+  return padded_path(s) ? s.oh * s.ow + 16 : kNr;
+}
 int64_t bwd_filter_worker_elems(const ConvShape& s) {
-  const int64_t dpad = round_up(taps(s), kTapPad);
-  return round_up(dpad * kNr, kAlign) + kNr * kpad(s) + s.groups * dpad * kpad(s);
+  const int64_t panel = round_up(round_up(taps(s), kTapPad) * kNr, kAlign);
+  const int64_t dyt = round_up(bwd_filter_dyt_rows(s) * kpad(s), kAlign);
+  const int64_t image = padded_path(s) ? round_up(s.c * padded_image(s).elems(), kAlign) : 0;
+  return bwd_filter_part_elems(s) + panel + dyt + image;
 }
 int64_t bwd_filter_elems(const ConvShape& s, int64_t nw) {
   return nw * bwd_filter_worker_elems(s);
@@ -153,7 +164,7 @@ int64_t elems(const ConvShape& s, ConvPass pass, int64_t nw) {
 }
 
 int64_t threads_within(const ConvShape& s, ConvPass pass, size_t ws_bytes) {
-  int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s, pass);
+  int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
   while (nw > 1 && static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) > ws_bytes) --nw;
   EMBER_CHECK_VALUE(static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) <= ws_bytes,
                     "conv2d implicit gemm: workspace of ", ws_bytes, " bytes is too small (need ",
@@ -462,16 +473,114 @@ void bwd_filter_taps(int64_t dpad, const float* bp, const float* dyt, int64_t kp
     kernel_bwd_filter<NK>(bp + t * kNr, dyt, kp, part + t * kp);
 }
 
+// part (dWᵀ, rows kp apart) += the panel bp (dpad taps x kNr) times dyt (kNr x kp).
+void bwd_filter_panel(int64_t dpad, const float* bp, const float* dyt, int64_t kp, float* part) {
+  for (int64_t k0 = 0; k0 < kp; k0 += 64) {
+    switch (std::min<int64_t>(4, (kp - k0) / 16)) {
+      case 1:
+        bwd_filter_taps<1>(dpad, bp, dyt + k0, kp, part + k0);
+        break;
+      case 2:
+        bwd_filter_taps<2>(dpad, bp, dyt + k0, kp, part + k0);
+        break;
+      case 3:
+        bwd_filter_taps<3>(dpad, bp, dyt + k0, kp, part + k0);
+        break;
+      default:
+        bwd_filter_taps<4>(dpad, bp, dyt + k0, kp, part + k0);
+        break;
+    }
+  }
+}
+
+// GCC 12 flags the unused pass-through operand inside the unpack and shuffle intrinsics as
+// uninitialised (its bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// out (16 x 16, rows ldo apart) = the transpose of the first `rows` rows of in (rows ldi apart;
+// the missing rows read as zero).
+inline void transpose16(const float* in, int64_t ldi, int64_t rows, float* out, int64_t ldo) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i)
+    r[i] = i < rows ? _mm512_loadu_ps(in + i * ldi) : _mm512_setzero_ps();
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
+  auto ps = [](__m512d v) { return _mm512_castpd_ps(v); };
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = ps(_mm512_unpacklo_pd(pd(t[i]), pd(t[i + 2])));
+    r[i + 1] = ps(_mm512_unpackhi_pd(pd(t[i]), pd(t[i + 2])));
+    r[i + 2] = ps(_mm512_unpacklo_pd(pd(t[i + 1]), pd(t[i + 3])));
+    r[i + 3] = ps(_mm512_unpackhi_pd(pd(t[i + 1]), pd(t[i + 3])));
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
+    }
+  for (int i = 0; i < 8; ++i) {
+    _mm512_storeu_ps(out + i * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88));
+    _mm512_storeu_ps(out + (i + 8) * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd));
+  }
+}
+
+#pragma GCC diagnostic pop
+
+// dyt[j][k] = dy[n][g*kg + k][p0 + j] for j < len, k < kg (and zero for kg <= k < kp when len
+// is a multiple of 16).
+void transpose_dy(const ConvShape& s, const float* dy, int64_t n, int64_t g, int64_t p0,
+                  int64_t len, float* dyt, int64_t kp) {
+  const int64_t kg = s.kg(), p = s.oh * s.ow;
+  const float* src = dy + (n * s.k + g * kg) * p + p0;
+  int64_t j = 0;
+  for (; j + 16 <= len; j += 16)
+    for (int64_t k = 0; k < kg; k += 16)
+      transpose16(src + k * p + j, p, std::min<int64_t>(16, kg - k), dyt + j * kp + k, kp);
+  for (int64_t k = 0; k < kg; ++k)
+    for (int64_t l = j; l < len; ++l) dyt[l * kp + k] = src[k * p + l];
+}
+
 void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
                        int64_t nw) {
   const int64_t d = taps(s), dpad = round_up(d, kTapPad), kg = s.kg(), kp = kpad(s);
   const int64_t p = s.oh * s.ow, np = panels(s), total = columns(s);
   const int64_t per = bwd_filter_worker_elems(s);
+  const bool padded = padded_path(s);
+  const PaddedImage pi = padded_image(s);
+  std::vector<int64_t> off(padded ? d : 0);
+  for (int64_t t = 0; t < static_cast<int64_t>(off.size()); ++t) {
+    const int64_t c = t / (s.r * s.s), r = t / s.s % s.r, q = t % s.s;
+    off[t] = (c * pi.hp + r * s.dil_h) * pi.wp + q * s.dil_w;
+  }
   auto worker = [&](int64_t wk) {
-    float* bp = ws + wk * per;
+    float* part = ws + wk * per;
+    float* bp = part + bwd_filter_part_elems(s);
     float* dyt = bp + round_up(dpad * kNr, kAlign);
-    float* part = dyt + kNr * kp;
-    std::fill(bp, bp + per, 0.0f);
+    float* xp = dyt + round_up(bwd_filter_dyt_rows(s) * kp, kAlign);
+    std::fill(part, part + per, 0.0f);
+    if (padded) {  // Note [Padded images]: pack each panel from the padded image
+      for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
+        pad_image(s, pi, x, n, xp);
+        for (int64_t g = 0; g < s.groups; ++g) {
+          transpose_dy(s, dy, n, g, 0, p, dyt, kp);
+          const float* xg = xp + g * s.cg() * pi.elems();
+          for (int64_t p0 = 0; p0 < p; p0 += kNr) {
+            // A half panel (p0 + 16 == p) repeats its first half against dY's zero rows.
+            const int64_t p1 = p - p0 > 16 ? p0 + 16 : p0;
+            const float* b0 = xg + (p0 / s.ow) * pi.wp + p0 % s.ow;
+            const float* b1 = xg + (p1 / s.ow) * pi.wp + p1 % s.ow;
+            for (int64_t t = 0; t < d; ++t) {
+              _mm512_storeu_ps(bp + t * kNr, _mm512_loadu_ps(b0 + off[t]));
+              _mm512_storeu_ps(bp + t * kNr + 16, _mm512_loadu_ps(b1 + off[t]));
+            }
+            bwd_filter_panel(dpad, bp, dyt + p0 * kp, kp, part + g * dpad * kp);
+          }
+        }
+      }
+      return;
+    }
     Run runs[kNr];
     for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
       const int nr = panel_runs(s, pi * kNr, runs);
@@ -482,28 +591,9 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
         pack_panel(s, x, g, runs, nr, bp);
         for (int u = 0; u < nr; ++u) {
           const Run& run = runs[u];
-          for (int64_t k = 0; k < kg; ++k) {
-            const float* src = dy + (run.n * s.k + g * kg + k) * p + run.oh * s.ow + run.ow;
-            for (int64_t l = 0; l < run.len; ++l) dyt[(run.dst + l) * kp + k] = src[l];
-          }
+          transpose_dy(s, dy, run.n, g, run.oh * s.ow + run.ow, run.len, dyt + run.dst * kp, kp);
         }
-        float* pg = part + g * dpad * kp;
-        for (int64_t k0 = 0; k0 < kp; k0 += 64) {
-          switch (std::min<int64_t>(4, (kp - k0) / 16)) {
-            case 1:
-              bwd_filter_taps<1>(dpad, bp, dyt + k0, kp, pg + k0);
-              break;
-            case 2:
-              bwd_filter_taps<2>(dpad, bp, dyt + k0, kp, pg + k0);
-              break;
-            case 3:
-              bwd_filter_taps<3>(dpad, bp, dyt + k0, kp, pg + k0);
-              break;
-            default:
-              bwd_filter_taps<4>(dpad, bp, dyt + k0, kp, pg + k0);
-              break;
-          }
-        }
+        bwd_filter_panel(dpad, bp, dyt, kp, part + g * dpad * kp);
       }
     }
   };
@@ -518,8 +608,7 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
     for (int64_t k = 0; k < kg; ++k)
       for (int64_t t = 0; t < d; ++t) {
         float v = 0.0f;
-        for (int64_t wk = 0; wk < nw; ++wk)
-          v += ws[wk * per + round_up(dpad * kNr, kAlign) + kNr * kp + (g * dpad + t) * kp + k];
+        for (int64_t wk = 0; wk < nw; ++wk) v += ws[wk * per + (g * dpad + t) * kp + k];
         dw[(g * kg + k) * d + t] = v;
       }
 }
@@ -527,7 +616,7 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
 }  // namespace
 
 size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass) {
-  const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s, pass);
+  const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
   return static_cast<size_t>(elems(s, pass, nw)) * sizeof(float);
 }
 
