@@ -136,8 +136,26 @@ int64_t bwd_filter_worker_elems(const ConvShape& s) {
   const int64_t image = padded_path(s) ? round_up(s.c * padded_image(s).elems(), kAlign) : 0;
   return bwd_filter_part_elems(s) + panel + dyt + image;
 }
+// Note [Filter gradient in column lanes]: on the padded-image path the filter gradient needs no
+// packing and no transposed dY: a tile of 4 filters x 6 taps keeps 24 vector accumulators whose
+// 16 lanes sum columns j = 16v + lane, loading dY's rows and the padded image's rows as they lie.
+// The accumulators live in a per-thread buffer (filters x taps x 16) across all the thread's
+// images and are summed across lanes once at the end.
+constexpr int64_t kLaneK = 4, kLaneT = 6;
+constexpr int64_t kMaxLanePartials = int64_t{1} << 18;  // floats per thread: 1 MiB
+int64_t lane_partial_elems(const ConvShape& s) {
+  return s.groups * round_up(s.kg(), kLaneK) * round_up(taps(s), kLaneT) * 16;
+}
+bool lanes_path(const ConvShape& s) {
+  return padded_path(s) && lane_partial_elems(s) <= kMaxLanePartials;
+}
+int64_t lane_images(const ConvShape& s);
+int64_t lanes_worker_elems(const ConvShape& s) {
+  return round_up(lane_partial_elems(s), kAlign) +
+         lane_images(s) * round_up(s.c * padded_image(s).elems(), kAlign);
+}
 int64_t bwd_filter_elems(const ConvShape& s, int64_t nw) {
-  return nw * bwd_filter_worker_elems(s);
+  return nw * (lanes_path(s) ? lanes_worker_elems(s) : bwd_filter_worker_elems(s));
 }
 
 // Backward data as a forward convolution (Note [Panel packing]): dY is the input, dX the output,
@@ -542,6 +560,114 @@ void transpose_dy(const ConvShape& s, const float* dy, int64_t n, int64_t g, int
     for (int64_t l = j; l < len; ++l) dyt[l * kp + k] = src[k * p + l];
 }
 
+// acc (kLaneK x kLaneT x 16, from the thread's partials) += for each of nimg images j and each
+// of its nvec column vectors v: dY rows dyr[i] + j*ystride at 16v times the padded image at
+// b + j*xstride + dt[m] + colbase[v] (Note [Filter gradient in column lanes]).
+inline void kernel_bwd_filter_lanes(int64_t nimg, int64_t xstride, int64_t ystride, int64_t nvec,
+                                    const int64_t* colbase, const float* b, const int64_t* dt,
+                                    const float* const* dyr, float* acc_out) {
+  __m512 acc[kLaneK][kLaneT];
+#pragma GCC unroll 4
+  for (int i = 0; i < kLaneK; ++i)
+#pragma GCC unroll 6
+    for (int m = 0; m < kLaneT; ++m) acc[i][m] = _mm512_loadu_ps(acc_out + (i * kLaneT + m) * 16);
+  int64_t o[kLaneT];
+#pragma GCC unroll 6
+  for (int m = 0; m < kLaneT; ++m) o[m] = dt[m];
+  for (int64_t j = 0; j < nimg; ++j) {
+    const float* d0 = dyr[0] + j * ystride;
+    const float* d1 = dyr[1] + j * ystride;
+    const float* d2 = dyr[2] + j * ystride;
+    const float* d3 = dyr[3] + j * ystride;
+    const float* bj = b + j * xstride;
+    for (int64_t v = 0; v < nvec; ++v) {
+      const float* bv = bj + colbase[v];
+      __m512 xv[kLaneT];
+#pragma GCC unroll 6
+      for (int m = 0; m < kLaneT; ++m) xv[m] = _mm512_loadu_ps(bv + o[m]);
+      // One dY vector live at a time: 24 accumulators + 6 image vectors + 1 fill the registers.
+      const float* const rows[kLaneK] = {d0, d1, d2, d3};
+#pragma GCC unroll 4
+      for (int i = 0; i < kLaneK; ++i) {
+        const __m512 dv = _mm512_loadu_ps(rows[i] + 16 * v);
+#pragma GCC unroll 6
+        for (int m = 0; m < kLaneT; ++m) acc[i][m] = _mm512_fmadd_ps(dv, xv[m], acc[i][m]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < kLaneK; ++i)
+#pragma GCC unroll 6
+    for (int m = 0; m < kLaneT; ++m) _mm512_storeu_ps(acc_out + (i * kLaneT + m) * 16, acc[i][m]);
+}
+
+// Images whose padded copies a lanes-path thread keeps at once: enough for ~1024 columns, so
+// that the accumulators go back to memory rarely.
+int64_t lane_images(const ConvShape& s) {
+  return std::max<int64_t>(1, std::min<int64_t>(s.n, 1024 / std::max<int64_t>(1, s.oh * s.ow)));
+}
+
+void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
+                      int64_t nw) {
+  const int64_t d = taps(s), kg = s.kg(), p = s.oh * s.ow, nvec = p / 16;
+  const int64_t kb = round_up(kg, kLaneK) / kLaneK, tb = round_up(d, kLaneT) / kLaneT;
+  const int64_t per = lanes_worker_elems(s), nimg = lane_images(s);
+  const PaddedImage pi = padded_image(s);
+  const int64_t xstride = round_up(s.c * pi.elems(), kAlign);
+  std::vector<int64_t> off(d), colbase(nvec);
+  for (int64_t t = 0; t < d; ++t) {
+    const int64_t c = t / (s.r * s.s), r = t / s.s % s.r, q = t % s.s;
+    off[t] = (c * pi.hp + r * s.dil_h) * pi.wp + q * s.dil_w;
+  }
+  for (int64_t v = 0; v < nvec; ++v) colbase[v] = (16 * v / s.ow) * pi.wp + 16 * v % s.ow;
+  auto worker = [&](int64_t wk) {
+    float* part = ws + wk * per;
+    float* xp = part + round_up(lane_partial_elems(s), kAlign);
+    std::fill(part, part + per, 0.0f);
+    const int64_t hi = s.n * (wk + 1) / nw;
+    for (int64_t n0 = s.n * wk / nw; n0 < hi; n0 += nimg) {
+      const int64_t cnt = std::min(nimg, hi - n0);
+      for (int64_t j = 0; j < cnt; ++j) pad_image(s, pi, x, n0 + j, xp + j * xstride);
+      for (int64_t g = 0; g < s.groups; ++g) {
+        const float* xg = xp + g * s.cg() * pi.elems();
+        for (int64_t k = 0; k < kb; ++k) {
+          // Filters and taps past the last repeat the last one; their sums are never read.
+          const float* dyr[kLaneK];
+          for (int64_t i = 0; i < kLaneK; ++i)
+            dyr[i] = dy + (n0 * s.k + g * kg + std::min(k * kLaneK + i, kg - 1)) * p;
+          for (int64_t t = 0; t < tb; ++t) {
+            const float* b = xg + off[t * kLaneT];
+            int64_t dt[kLaneT];
+            for (int64_t m = 0; m < kLaneT; ++m)
+              dt[m] = off[std::min(t * kLaneT + m, d - 1)] - off[t * kLaneT];
+            kernel_bwd_filter_lanes(cnt, xstride, s.k * p, nvec, colbase.data(), b, dt, dyr,
+                                    part + ((g * kb + k) * tb + t) * kLaneK * kLaneT * 16);
+          }
+        }
+      }
+    }
+  };
+  if (nw == 1) {
+    worker(0);
+  } else {
+#pragma omp parallel for schedule(static, 1) num_threads(nw)
+    for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+  }
+  // dw[g*kg + k][t] = the lanes of each thread's accumulator summed, then the threads in order.
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t k = 0; k < kg; ++k)
+      for (int64_t t = 0; t < d; ++t) {
+        const int64_t a =
+            ((((g * kb + k / kLaneK) * tb + t / kLaneT) * kLaneK + k % kLaneK) * kLaneT +
+             t % kLaneT) *
+            16;
+        float v = 0.0f;
+        for (int64_t wk = 0; wk < nw; ++wk)
+          v += _mm512_reduce_add_ps(_mm512_loadu_ps(ws + wk * per + a));
+        dw[(g * kg + k) * d + t] = v;
+      }
+}
+
 void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
                        int64_t nw) {
   const int64_t d = taps(s), dpad = round_up(d, kTapPad), kg = s.kg(), kp = kpad(s);
@@ -654,6 +780,7 @@ void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const fl
 void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const float* x, float* dw,
                                      void* workspace, size_t workspace_bytes) {
   const int64_t nw = threads_within(s, ConvPass::bwd_filter, workspace_bytes);
+  if (lanes_path(s)) return bwd_filter_lanes(s, dy, x, dw, static_cast<float*>(workspace), nw);
   bwd_filter_panels(s, dy, x, dw, static_cast<float*>(workspace), nw);
 }
 
