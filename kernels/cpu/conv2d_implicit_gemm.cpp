@@ -76,43 +76,63 @@ int64_t filter_blocks(const ConvShape& s) {
 
 // Parallel over panels only when there is enough work to pay for waking the team.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
-bool padded_path(const ConvShape& s);
+bool image_path(const ConvShape& s);
 int64_t threads_for(const ConvShape& s) {
   if (omp_in_parallel() || s.macs() < kParallelMacs) return 1;
-  const int64_t units = padded_path(s) ? s.n : panels(s);
+  const int64_t units = image_path(s) ? s.n : panels(s);
   return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), units));
 }
 
-// Note [Padded images]: with unit stride and output rows a multiple of 16 wide, every 16-lane
-// half of a panel lies in one output row, so a tap's values for it are 16 consecutive floats of
-// the zero-padded image. Then each thread copies its image, padded, into a buffer that stays in
-// L2, and the micro-kernel loads its operand from there at a per-tap offset: no panel packing.
-struct PaddedImage {
-  int64_t hp = 0, wp = 0;  // padded height and width; the image starts at (pad_h, pad_w)
-  int64_t elems() const { return hp * wp; }
+// Note [Padded images]: with unit stride, a tap's values for 16 consecutive output columns can
+// be 16 consecutive floats of a prepared copy of the image, which each thread makes once per
+// image in a buffer that stays in L2; the micro-kernels then load their operand from there at a
+// per-tap offset, with no panel packing. Two layouts:
+//  - padded: output rows a multiple of 16 wide. One zero-padded copy; a 16-column half of a
+//    panel lies in one output row, at row oh + r*dil, column ow + q*dil of the copy.
+//  - flat: any output width, OH*OW a multiple of 16. One copy per filter column q, shifted by
+//    q*dil - pad and cut to the output's width (zero where the shift leaves the image), so its
+//    rows are exactly OW apart and 16 consecutive outputs are 16 consecutive floats even across
+//    output rows.
+struct ImageLayout {
+  bool ok = false, flat = false;
+  int64_t copies = 1, hp = 0, wp = 0;  // copies of C x hp x wp; data starts at row pad_h
+  int64_t plane() const { return hp * wp; }
+  int64_t elems(const ConvShape& s) const { return round_up(copies * s.c * plane(), kAlign); }
+  // Offset of group g's tap (c, r, q) and of output column p (within the image).
+  int64_t tap(const ConvShape& s, int64_t g, int64_t c, int64_t r, int64_t q) const {
+    const int64_t ch = g * s.cg() + c;
+    return flat ? ((q * s.c + ch) * hp + r * s.dil_h) * wp
+                : (ch * hp + r * s.dil_h) * wp + q * s.dil_w;
+  }
+  int64_t column(const ConvShape& s, int64_t p) const {
+    return flat ? p : (p / s.ow) * wp + p % s.ow;
+  }
 };
 
-constexpr int64_t kMaxPaddedElems = int64_t{1} << 20;  // per thread: 4 MiB
+constexpr int64_t kMaxImageElems = int64_t{1} << 20;  // per thread: 4 MiB
 
-bool padded_path(const ConvShape& s) {
-  if (s.stride_h != 1 || s.stride_w != 1 || s.ow % 16 != 0 || s.pad_h < 0 || s.pad_w < 0)
-    return false;
-  const int64_t hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
-  const int64_t wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
-  return s.c * hp * wp <= kMaxPaddedElems;
+ImageLayout image_layout(const ConvShape& s) {
+  ImageLayout l;
+  if (s.stride_h != 1 || s.stride_w != 1 || s.pad_h < 0) return l;
+  l.hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
+  if (s.ow % 16 == 0 && s.pad_w >= 0) {
+    l.wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
+  } else if (s.oh * s.ow % 16 == 0) {
+    l.flat = true, l.copies = s.s, l.wp = s.ow;
+  } else {
+    return l;
+  }
+  l.ok = l.elems(s) <= kMaxImageElems;
+  return l;
 }
-
-PaddedImage padded_image(const ConvShape& s) {
-  PaddedImage p;
-  p.hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
-  p.wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
-  return p;
+bool image_path(const ConvShape& s) {
+  return image_layout(s).ok;
 }
 
 // Workspace in floats for `nw` threads.
 int64_t fwd_worker_elems(const ConvShape& s) {
-  return padded_path(s) ? round_up(s.c * padded_image(s).elems(), kAlign)
-                        : round_up(taps(s) * kNr, kAlign);
+  const ImageLayout l = image_layout(s);
+  return l.ok ? l.elems(s) : round_up(taps(s) * kNr, kAlign);
 }
 int64_t fwd_elems(const ConvShape& s, int64_t nw) {
   const int64_t filters = round_up(s.groups * filter_blocks(s) * kMr * taps(s), kAlign);
@@ -121,24 +141,18 @@ int64_t fwd_elems(const ConvShape& s, int64_t nw) {
 int64_t kpad(const ConvShape& s) {
   return round_up(s.kg(), 16);
 }
-// Per backward-filter thread: its partial dWᵀ (groups x taps x kpad), one packed panel, dY
-// transposed (a panel's worth, or a whole image's plus a half panel on the padded path), and on
-// the padded path the padded image.
+// Per backward-filter thread on the panel path: its partial dWᵀ (groups x taps x kpad), one
+// packed panel and a panel's worth of dY transposed.
 int64_t bwd_filter_part_elems(const ConvShape& s) {
   return round_up(s.groups * round_up(taps(s), kTapPad) * kpad(s), kAlign);
 }
-int64_t bwd_filter_dyt_rows(const ConvShape& s) {
-  return padded_path(s) ? s.oh * s.ow + 16 : kNr;
-}
 int64_t bwd_filter_worker_elems(const ConvShape& s) {
   const int64_t panel = round_up(round_up(taps(s), kTapPad) * kNr, kAlign);
-  const int64_t dyt = round_up(bwd_filter_dyt_rows(s) * kpad(s), kAlign);
-  const int64_t image = padded_path(s) ? round_up(s.c * padded_image(s).elems(), kAlign) : 0;
-  return bwd_filter_part_elems(s) + panel + dyt + image;
+  return bwd_filter_part_elems(s) + panel + round_up(kNr * kpad(s), kAlign);
 }
-// Note [Filter gradient in column lanes]: on the padded-image path the filter gradient needs no
+// Note [Filter gradient in column lanes]: on the prepared-image path the filter gradient needs no
 // packing and no transposed dY: a tile of 4 filters x 6 taps keeps 24 vector accumulators whose
-// 16 lanes sum columns j = 16v + lane, loading dY's rows and the padded image's rows as they lie.
+// 16 lanes sum columns j = 16v + lane, loading dY's rows and the image copy's rows as they lie.
 // The accumulators live in a per-thread buffer (filters x taps x 16) across all the thread's
 // images and are summed across lanes once at the end.
 constexpr int64_t kLaneK = 4, kLaneT = 6;
@@ -147,12 +161,11 @@ int64_t lane_partial_elems(const ConvShape& s) {
   return s.groups * round_up(s.kg(), kLaneK) * round_up(taps(s), kLaneT) * 16;
 }
 bool lanes_path(const ConvShape& s) {
-  return padded_path(s) && lane_partial_elems(s) <= kMaxLanePartials;
+  return image_path(s) && s.oh * s.ow % 16 == 0 && lane_partial_elems(s) <= kMaxLanePartials;
 }
 int64_t lane_images(const ConvShape& s);
 int64_t lanes_worker_elems(const ConvShape& s) {
-  return round_up(lane_partial_elems(s), kAlign) +
-         lane_images(s) * round_up(s.c * padded_image(s).elems(), kAlign);
+  return round_up(lane_partial_elems(s), kAlign) + lane_images(s) * image_layout(s).elems(s);
 }
 int64_t bwd_filter_elems(const ConvShape& s, int64_t nw) {
   return nw * (lanes_path(s) ? lanes_worker_elems(s) : bwd_filter_worker_elems(s));
@@ -367,35 +380,46 @@ inline void kernel_fwd_padded(int64_t d, const float* a, const int64_t* off, con
   }
 }
 
-// Copies image n of x into xp (C x hp x wp), at (pad_h, pad_w); the border stays as it was (zero).
-void pad_image(const ConvShape& s, const PaddedImage& pi, const float* x, int64_t n, float* xp) {
-  for (int64_t c = 0; c < s.c; ++c)
-    for (int64_t ih = 0; ih < s.h; ++ih)
-      std::memcpy(xp + (c * pi.hp + s.pad_h + ih) * pi.wp + s.pad_w,
-                  x + ((n * s.c + c) * s.h + ih) * s.w, sizeof(float) * s.w);
+// Copies image n of x into buf in layout l (Note [Padded images]). The parts of buf that stay
+// zero (padding, and columns a shift leaves outside the image) are the same for every image, so
+// they are zeroed once, when the buffer is set up.
+void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf) {
+  for (int64_t q = 0; q < l.copies; ++q) {
+    const int64_t shift = q * s.dil_w - s.pad_w;
+    const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t ih = 0; ih < s.h; ++ih) {
+        float* dst = buf + ((q * s.c + c) * l.hp + s.pad_h + ih) * l.wp;
+        const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
+        if (!l.flat)
+          std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);
+        else if (hi > lo)
+          std::memcpy(dst + lo, src + lo + shift, sizeof(float) * (hi - lo));
+      }
+  }
 }
 
-// fwd_panels on the padded-image path: each thread owns a contiguous run of images.
+// fwd_panels on the prepared-image path: each thread owns a contiguous run of images.
 void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float* bias, float* y,
                 float* bufs, int64_t nw) {
   const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
-  const PaddedImage pi = padded_image(s);
+  const ImageLayout l = image_layout(s);
   std::vector<int64_t> off(d);
   for (int64_t c = 0, t = 0; c < s.cg(); ++c)
     for (int64_t r = 0; r < s.r; ++r)
-      for (int64_t q = 0; q < s.s; ++q) off[t++] = (c * pi.hp + r * s.dil_h) * pi.wp + q * s.dil_w;
+      for (int64_t q = 0; q < s.s; ++q) off[t++] = l.tap(s, 0, c, r, q);
   auto worker = [&](int64_t wk) {
     float* xp = bufs + wk * fwd_worker_elems(s);
-    std::fill(xp, xp + s.c * pi.elems(), 0.0f);
+    std::fill(xp, xp + l.elems(s), 0.0f);
     alignas(64) float tile[kMr * kNr];
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
-      pad_image(s, pi, x, n, xp);
+      fill_image(s, l, x, n, xp);
       for (int64_t g = 0; g < s.groups; ++g) {
-        const float* xg = xp + g * s.cg() * pi.elems();
+        const float* xg = xp + l.tap(s, g, 0, 0, 0);
         for (int64_t p0 = 0; p0 < p; p0 += kNr) {
           const int64_t cols = std::min(kNr, p - p0), p1 = cols > 16 ? p0 + 16 : p0;
-          const float* b0 = xg + (p0 / s.ow) * pi.wp + p0 % s.ow;
-          const float* b1 = xg + (p1 / s.ow) * pi.wp + p1 % s.ow;
+          const float* b0 = xg + l.column(s, p0);
+          const float* b1 = xg + l.column(s, p1);
           for (int64_t b = 0; b < nb; ++b) {
             const int64_t k0 = g * kg + b * kMr, rows = std::min(kMr, kg - b * kMr);
             float bb[kMr] = {};
@@ -612,14 +636,11 @@ void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float
   const int64_t d = taps(s), kg = s.kg(), p = s.oh * s.ow, nvec = p / 16;
   const int64_t kb = round_up(kg, kLaneK) / kLaneK, tb = round_up(d, kLaneT) / kLaneT;
   const int64_t per = lanes_worker_elems(s), nimg = lane_images(s);
-  const PaddedImage pi = padded_image(s);
-  const int64_t xstride = round_up(s.c * pi.elems(), kAlign);
+  const ImageLayout l = image_layout(s);
+  const int64_t xstride = l.elems(s);
   std::vector<int64_t> off(d), colbase(nvec);
-  for (int64_t t = 0; t < d; ++t) {
-    const int64_t c = t / (s.r * s.s), r = t / s.s % s.r, q = t % s.s;
-    off[t] = (c * pi.hp + r * s.dil_h) * pi.wp + q * s.dil_w;
-  }
-  for (int64_t v = 0; v < nvec; ++v) colbase[v] = (16 * v / s.ow) * pi.wp + 16 * v % s.ow;
+  for (int64_t t = 0; t < d; ++t) off[t] = l.tap(s, 0, t / (s.r * s.s), t / s.s % s.r, t % s.s);
+  for (int64_t v = 0; v < nvec; ++v) colbase[v] = l.column(s, 16 * v);
   auto worker = [&](int64_t wk) {
     float* part = ws + wk * per;
     float* xp = part + round_up(lane_partial_elems(s), kAlign);
@@ -627,9 +648,9 @@ void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float
     const int64_t hi = s.n * (wk + 1) / nw;
     for (int64_t n0 = s.n * wk / nw; n0 < hi; n0 += nimg) {
       const int64_t cnt = std::min(nimg, hi - n0);
-      for (int64_t j = 0; j < cnt; ++j) pad_image(s, pi, x, n0 + j, xp + j * xstride);
+      for (int64_t j = 0; j < cnt; ++j) fill_image(s, l, x, n0 + j, xp + j * xstride);
       for (int64_t g = 0; g < s.groups; ++g) {
-        const float* xg = xp + g * s.cg() * pi.elems();
+        const float* xg = xp + l.tap(s, g, 0, 0, 0);
         for (int64_t k = 0; k < kb; ++k) {
           // Filters and taps past the last repeat the last one; their sums are never read.
           const float* dyr[kLaneK];
@@ -671,42 +692,13 @@ void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float
 void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
                        int64_t nw) {
   const int64_t d = taps(s), dpad = round_up(d, kTapPad), kg = s.kg(), kp = kpad(s);
-  const int64_t p = s.oh * s.ow, np = panels(s), total = columns(s);
+  const int64_t np = panels(s), total = columns(s);
   const int64_t per = bwd_filter_worker_elems(s);
-  const bool padded = padded_path(s);
-  const PaddedImage pi = padded_image(s);
-  std::vector<int64_t> off(padded ? d : 0);
-  for (int64_t t = 0; t < static_cast<int64_t>(off.size()); ++t) {
-    const int64_t c = t / (s.r * s.s), r = t / s.s % s.r, q = t % s.s;
-    off[t] = (c * pi.hp + r * s.dil_h) * pi.wp + q * s.dil_w;
-  }
   auto worker = [&](int64_t wk) {
     float* part = ws + wk * per;
     float* bp = part + bwd_filter_part_elems(s);
     float* dyt = bp + round_up(dpad * kNr, kAlign);
-    float* xp = dyt + round_up(bwd_filter_dyt_rows(s) * kp, kAlign);
     std::fill(part, part + per, 0.0f);
-    if (padded) {  // Note [Padded images]: pack each panel from the padded image
-      for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
-        pad_image(s, pi, x, n, xp);
-        for (int64_t g = 0; g < s.groups; ++g) {
-          transpose_dy(s, dy, n, g, 0, p, dyt, kp);
-          const float* xg = xp + g * s.cg() * pi.elems();
-          for (int64_t p0 = 0; p0 < p; p0 += kNr) {
-            // A half panel (p0 + 16 == p) repeats its first half against dY's zero rows.
-            const int64_t p1 = p - p0 > 16 ? p0 + 16 : p0;
-            const float* b0 = xg + (p0 / s.ow) * pi.wp + p0 % s.ow;
-            const float* b1 = xg + (p1 / s.ow) * pi.wp + p1 % s.ow;
-            for (int64_t t = 0; t < d; ++t) {
-              _mm512_storeu_ps(bp + t * kNr, _mm512_loadu_ps(b0 + off[t]));
-              _mm512_storeu_ps(bp + t * kNr + 16, _mm512_loadu_ps(b1 + off[t]));
-            }
-            bwd_filter_panel(dpad, bp, dyt + p0 * kp, kp, part + g * dpad * kp);
-          }
-        }
-      }
-      return;
-    }
     Run runs[kNr];
     for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
       const int nr = panel_runs(s, pi * kNr, runs);
@@ -754,7 +746,7 @@ void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w
   pack_filters(
       s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
   float* bufs = ap + round_up(s.groups * filter_blocks(s) * kMr * d, kAlign);
-  if (padded_path(s)) return fwd_padded(s, x, ap, bias, y, bufs, nw);
+  if (image_path(s)) return fwd_padded(s, x, ap, bias, y, bufs, nw);
   fwd_panels(s, x, ap, bias, y, bufs, nw);
 }
 
@@ -773,7 +765,7 @@ void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const fl
       },
       ap);
   float* bufs = ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign);
-  if (padded_path(t)) return fwd_padded(t, dy, ap, nullptr, dx, bufs, nw);
+  if (image_path(t)) return fwd_padded(t, dy, ap, nullptr, dx, bufs, nw);
   fwd_panels(t, dy, ap, nullptr, dx, bufs, nw);
 }
 

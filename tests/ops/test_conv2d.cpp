@@ -53,6 +53,11 @@ const std::vector<Case>& cases() {
       {"rows of 16, dilation 2", 1, 3, 12, 16, 9, 3, 3, params(1, 1, 2, 2, 2, 2, 1)},
       {"rows of 16, groups 2", 2, 4, 6, 16, 6, 3, 3, params(1, 1, 1, 1, 1, 1, 2)},
       {"rows of 16, 1x1 padding 2", 2, 3, 5, 12, 4, 1, 1, params(1, 1, 2, 2, 1, 1, 1)},
+      // Other widths with OH*OW a multiple of 16 (implicit_gemm_cpu's shifted flat copies).
+      {"8x8 images", 2, 5, 8, 8, 7, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
+      {"flat, dilation 2, uneven padding", 3, 3, 8, 12, 10, 3, 3, params(1, 1, 2, 1, 2, 2, 1)},
+      {"flat, groups 3", 2, 6, 4, 4, 9, 3, 3, params(1, 1, 1, 1, 1, 1, 3)},
+      {"flat, 64 filters of 32 channels", 1, 32, 4, 4, 64, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
