@@ -142,13 +142,19 @@ int64_t kpad(const ConvShape& s) {
   return round_up(s.kg(), 16);
 }
 // Per backward-filter thread on the panel path: its partial dWᵀ (groups x taps x kpad), one
-// packed panel and a panel's worth of dY transposed.
+// packed panel and dY transposed: a panel's worth, or on the prepared-image path a whole image's
+// (plus a half panel of zero rows) and the image copy.
 int64_t bwd_filter_part_elems(const ConvShape& s) {
   return round_up(s.groups * round_up(taps(s), kTapPad) * kpad(s), kAlign);
 }
+int64_t bwd_filter_dyt_rows(const ConvShape& s) {
+  return image_path(s) ? s.oh * s.ow + 16 : kNr;
+}
 int64_t bwd_filter_worker_elems(const ConvShape& s) {
   const int64_t panel = round_up(round_up(taps(s), kTapPad) * kNr, kAlign);
-  return bwd_filter_part_elems(s) + panel + round_up(kNr * kpad(s), kAlign);
+  const int64_t image = image_path(s) ? image_layout(s).elems(s) : 0;
+  return bwd_filter_part_elems(s) + panel + round_up(bwd_filter_dyt_rows(s) * kpad(s), kAlign) +
+         image;
 }
 // Note [Filter gradient in column lanes]: on the prepared-image path the filter gradient needs no
 // packing and no transposed dY: a tile of 4 filters x 6 taps keeps 24 vector accumulators whose
@@ -692,13 +698,38 @@ void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float
 void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
                        int64_t nw) {
   const int64_t d = taps(s), dpad = round_up(d, kTapPad), kg = s.kg(), kp = kpad(s);
-  const int64_t np = panels(s), total = columns(s);
+  const int64_t p = s.oh * s.ow, np = panels(s), total = columns(s);
   const int64_t per = bwd_filter_worker_elems(s);
+  const ImageLayout l = image_layout(s);
+  std::vector<int64_t> off(l.ok ? d : 0);
+  for (int64_t t = 0; t < static_cast<int64_t>(off.size()); ++t)
+    off[t] = l.tap(s, 0, t / (s.r * s.s), t / s.s % s.r, t % s.s);
   auto worker = [&](int64_t wk) {
     float* part = ws + wk * per;
     float* bp = part + bwd_filter_part_elems(s);
     float* dyt = bp + round_up(dpad * kNr, kAlign);
+    float* xp = dyt + round_up(bwd_filter_dyt_rows(s) * kp, kAlign);
     std::fill(part, part + per, 0.0f);
+    if (l.ok) {  // Note [Padded images]: each tap row of a panel is two loads from the copy
+      for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
+        fill_image(s, l, x, n, xp);
+        for (int64_t g = 0; g < s.groups; ++g) {
+          transpose_dy(s, dy, n, g, 0, p, dyt, kp);
+          const float* xg = xp + l.tap(s, g, 0, 0, 0);
+          for (int64_t p0 = 0; p0 < p; p0 += kNr) {
+            // A half panel (p0 + 16 == p) repeats its first half against dY's zero rows.
+            const float* b0 = xg + l.column(s, p0);
+            const float* b1 = xg + l.column(s, p - p0 > 16 ? p0 + 16 : p0);
+            for (int64_t t = 0; t < d; ++t) {
+              _mm512_storeu_ps(bp + t * kNr, _mm512_loadu_ps(b0 + off[t]));
+              _mm512_storeu_ps(bp + t * kNr + 16, _mm512_loadu_ps(b1 + off[t]));
+            }
+            bwd_filter_panel(dpad, bp, dyt + p0 * kp, kp, part + g * dpad * kp);
+          }
+        }
+      }
+      return;
+    }
     Run runs[kNr];
     for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
       const int nr = panel_runs(s, pi * kNr, runs);

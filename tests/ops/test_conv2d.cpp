@@ -57,7 +57,7 @@ const std::vector<Case>& cases() {
       {"8x8 images", 2, 5, 8, 8, 7, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
       {"flat, dilation 2, uneven padding", 3, 3, 8, 12, 10, 3, 3, params(1, 1, 2, 1, 2, 2, 1)},
       {"flat, groups 3", 2, 6, 4, 4, 9, 3, 3, params(1, 1, 1, 1, 1, 1, 3)},
-      {"flat, 64 filters of 32 channels", 1, 32, 4, 4, 64, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
+      {"flat, 64 filters of 32 channels", 1, 32, 8, 8, 64, 3, 3, params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
