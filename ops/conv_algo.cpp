@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -106,30 +105,12 @@ kc::ConvPass pass_of(ConvDirection d) {
                                              : kc::ConvPass::bwd_filter;
 }
 
-// Per output column and group: the micro-kernels' multiply-adds at about twice Eigen's rate,
-// over filter counts rounded up to their tiles (8 filters forward, 16 for the filter gradient,
-// whose taps also round up to 24), plus the panel packing (one unit per tap, as im2col's).
-// Backward data is a forward convolution with K and C swapped, so few input channels (the first
-// layer's 3) waste most of a tile: im2col_gemm wins there.
+// The micro-kernels run about twice Eigen's rate here (16 multiply-adds per vector instruction,
+// against im2col_cost's 8 per unit), on filter counts rounded up to their tiles; the kernel
+// estimates its own work (kernels/cpu/conv2d_implicit_gemm.h). Few filters in a tile, as in the
+// first layer's backward data (3 input channels), leave im2col_gemm cheaper.
 double implicit_gemm_cost(const ConvKey& k) {
-  const kernels::ConvShape s = conv_shape_of(k);
-  auto up = [](double a, double b) { return std::ceil(a / b) * b; };
-  const double taps_fwd = double(s.cg()) * s.r * s.s;
-  double per_column;
-  switch (k.direction) {
-    case ConvDirection::forward:
-      per_column = taps_fwd * (up(s.kg(), 8) / 16.0 + 1.0);
-      break;
-    case ConvDirection::backward_data:
-      per_column = double(s.kg()) * s.r * s.s * (up(s.cg(), 8) / 16.0 + 1.0);
-      break;
-    default:
-      per_column = up(taps_fwd, 24) * up(s.kg(), 16) / 16.0 + taps_fwd + 2.0 * s.kg();
-      break;
-  }
-  const double cols = k.direction == ConvDirection::backward_data ? double(s.n) * s.h * s.w
-                                                                  : double(s.n) * s.oh * s.ow;
-  return 1000.0 + cols * s.groups * per_column / threads();
+  return 1000.0 + kc::conv2d_implicit_gemm_work(conv_shape_of(k), pass_of(k.direction)) / threads();
 }
 
 bool implicit_gemm_supports(const ConvKey& k, std::string* why) {

@@ -764,6 +764,17 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
 
 }  // namespace
 
+double conv2d_implicit_gemm_work(const ConvShape& s, ConvPass pass) {
+  const ConvShape t = pass == ConvPass::bwd_data ? transposed_shape(s) : s;
+  const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
+  const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
+  if (pass != ConvPass::bwd_filter) return cols * (d * round_up(t.kg(), kMr) / 16.0 + gather);
+  if (lanes_path(t))
+    return cols * (double(round_up(t.kg(), kLaneK)) * round_up(taps(t), kLaneT) / 16.0 + gather);
+  // Panels: dWᵀ tiles, plus dY transposed (a quarter unit per value, in 16x16 blocks).
+  return cols * (double(round_up(taps(t), kTapPad)) * kpad(t) / 16.0 + gather + kpad(t) / 4.0);
+}
+
 size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass) {
   const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
   return static_cast<size_t>(elems(s, pass, nw)) * sizeof(float);
@@ -811,6 +822,9 @@ void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const 
 
 size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape&, ConvPass) {
   return 0;
+}
+double conv2d_implicit_gemm_work(const ConvShape&, ConvPass) {
+  return 0.0;
 }
 
 void conv2d_fwd_implicit_gemm(const ConvShape&, const float*, const float*, const float*, float*,

@@ -31,6 +31,11 @@ bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, c
 
 size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass);
 
+// Estimated work of `pass` on one thread, in vector multiply-adds (16 lanes, rounded up to the
+// micro-kernels' tiles) plus one unit per value gathered without a prepared image copy: what the
+// registry's cost model compares with the other algorithms. Zero when not supported.
+double conv2d_implicit_gemm_work(const ConvShape& s, ConvPass pass);
+
 // requires: conv2d_implicit_gemm_supports(f32, s, pass) for the matching pass.
 void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w, const float* bias,
                               float* y, void* workspace, size_t workspace_bytes);
