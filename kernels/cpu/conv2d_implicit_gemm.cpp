@@ -76,9 +76,12 @@ int64_t filter_blocks(const ConvShape& s) {
 
 // Parallel over panels only when there is enough work to pay for waking the team.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
+int64_t max_threads(const ConvShape& s) {
+  return omp_in_parallel() || s.macs() < kParallelMacs ? 1 : omp_get_max_threads();
+}
 bool image_path(const ConvShape& s);
 int64_t threads_for(const ConvShape& s) {
-  if (omp_in_parallel() || s.macs() < kParallelMacs) return 1;
+  if (max_threads(s) == 1) return 1;
   const int64_t units = image_path(s) ? s.n : panels(s);
   return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), units));
 }
@@ -125,14 +128,15 @@ ImageLayout image_layout(const ConvShape& s) {
   l.ok = l.elems(s) <= kMaxImageElems;
   return l;
 }
+// The image copies split the batch over the threads, so they serve batches of at least one image
+// per thread; smaller batches split panels instead.
 bool image_path(const ConvShape& s) {
-  return image_layout(s).ok;
+  return image_layout(s).ok && s.n >= max_threads(s);
 }
 
 // Workspace in floats for `nw` threads.
 int64_t fwd_worker_elems(const ConvShape& s) {
-  const ImageLayout l = image_layout(s);
-  return l.ok ? l.elems(s) : round_up(taps(s) * kNr, kAlign);
+  return image_path(s) ? image_layout(s).elems(s) : round_up(taps(s) * kNr, kAlign);
 }
 int64_t fwd_elems(const ConvShape& s, int64_t nw) {
   const int64_t filters = round_up(s.groups * filter_blocks(s) * kMr * taps(s), kAlign);
@@ -701,7 +705,8 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
   const int64_t p = s.oh * s.ow, np = panels(s), total = columns(s);
   const int64_t per = bwd_filter_worker_elems(s);
   const ImageLayout l = image_layout(s);
-  std::vector<int64_t> off(l.ok ? d : 0);
+  const bool images = image_path(s);
+  std::vector<int64_t> off(images ? d : 0);
   for (int64_t t = 0; t < static_cast<int64_t>(off.size()); ++t)
     off[t] = l.tap(s, 0, t / (s.r * s.s), t / s.s % s.r, t % s.s);
   auto worker = [&](int64_t wk) {
@@ -710,7 +715,7 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
     float* dyt = bp + round_up(dpad * kNr, kAlign);
     float* xp = dyt + round_up(bwd_filter_dyt_rows(s) * kp, kAlign);
     std::fill(part, part + per, 0.0f);
-    if (l.ok) {  // Note [Padded images]: each tap row of a panel is two loads from the copy
+    if (images) {  // Note [Padded images]: each tap row of a panel is two loads from the copy
       for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
         fill_image(s, l, x, n, xp);
         for (int64_t g = 0; g < s.groups; ++g) {
