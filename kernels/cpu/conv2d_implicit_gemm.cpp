@@ -129,7 +129,9 @@ ImageLayout image_layout(const ConvShape& s) {
   return l;
 }
 // The image copies split the batch over the threads, so they serve batches of at least one image
-// per thread; smaller batches split panels instead.
+// per thread; smaller batches split panels instead. The answer depends on the threading context
+// (inside a parallel region there is one thread), so the drivers decide and size everything
+// before they start their threads.
 bool image_path(const ConvShape& s) {
   return image_layout(s).ok && s.n >= max_threads(s);
 }
@@ -418,8 +420,9 @@ void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float
   for (int64_t c = 0, t = 0; c < s.cg(); ++c)
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) off[t++] = l.tap(s, 0, c, r, q);
+  const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
   auto worker = [&](int64_t wk) {
-    float* xp = bufs + wk * fwd_worker_elems(s);
+    float* xp = bufs + wk * per;
     std::fill(xp, xp + l.elems(s), 0.0f);
     alignas(64) float tile[kMr * kNr];
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
@@ -458,8 +461,9 @@ void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float
                 float* bufs, int64_t nw) {
   const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
+  const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
   auto worker = [&](int64_t wk) {
-    float* bp = bufs + wk * fwd_worker_elems(s);
+    float* bp = bufs + wk * per;
     alignas(64) float tile[kMr * kNr];
     Run runs[kNr];
     for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
@@ -706,14 +710,15 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
   const int64_t per = bwd_filter_worker_elems(s);
   const ImageLayout l = image_layout(s);
   const bool images = image_path(s);
+  const int64_t part_elems = bwd_filter_part_elems(s), dyt_rows = bwd_filter_dyt_rows(s);
   std::vector<int64_t> off(images ? d : 0);
   for (int64_t t = 0; t < static_cast<int64_t>(off.size()); ++t)
     off[t] = l.tap(s, 0, t / (s.r * s.s), t / s.s % s.r, t % s.s);
   auto worker = [&](int64_t wk) {
     float* part = ws + wk * per;
-    float* bp = part + bwd_filter_part_elems(s);
+    float* bp = part + part_elems;
     float* dyt = bp + round_up(dpad * kNr, kAlign);
-    float* xp = dyt + round_up(bwd_filter_dyt_rows(s) * kp, kAlign);
+    float* xp = dyt + round_up(dyt_rows * kp, kAlign);
     std::fill(part, part + per, 0.0f);
     if (images) {  // Note [Padded images]: each tap row of a panel is two loads from the copy
       for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {

@@ -142,7 +142,8 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
   CAPTURE(seed);
   std::mt19937 g(seed);
   for (const Case& cs : cases()) {
-    CAPTURE(cs.name);
+    const std::string case_name = cs.name;
+    CAPTURE(case_name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
     const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
     for (DType t : {kFloat32, kFloat64}) {
