@@ -40,9 +40,7 @@ bool unit_stride(const ConvShape& s) {
 bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, const char** why) {
 #if defined(__AVX512F__)
   if (t != DType::f32) return *why = "float32 only", false;
-  if (pass == ConvPass::bwd_data && !unit_stride(s))
-    return *why = "backward data needs stride 1", false;
-  (void)s;
+  (void)s, (void)pass;
   return true;
 #else
   (void)t, (void)s, (void)pass;
@@ -60,6 +58,10 @@ constexpr int64_t kAlign = 16;   // floats: 64-byte alignment of every workspace
 
 int64_t round_up(int64_t a, int64_t b) {
   return (a + b - 1) / b * b;
+}
+// ceil(a / b) for b > 0 and any a.
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 int64_t taps(const ConvShape& s) {
   return s.cg() * s.r * s.s;
@@ -194,12 +196,75 @@ ConvShape transposed_shape(const ConvShape& s) {
   return t;
 }
 
+// Note [Strided backward data]: with stride st the input rows split into st classes by
+// (ih + pad) mod st. Class rho receives only the filter rows r with r*dil = rho (mod st), and its
+// row i (ih = i*st + rho - pad) reads dY row i - (r*dil - rho)/st. So each pair of row and column
+// classes is a stride-1 forward convolution of dY with part of the filter (flipped and
+// channel-swapped as for stride 1), whose output is scattered to every st-th row and column of
+// dX; a class no filter tap reaches is zero. The sub-filter's taps are evenly spaced, so it is an
+// ordinary (dilated, padded) convolution.
+struct AxisClass {
+  std::vector<int64_t> taps;  // original filter rows, in sub-filter order (decreasing)
+  int64_t first = 0, count = 0, pad = 0, dil = 1;  // first class row i, rows, sub-conv geometry
+};
+
+AxisClass axis_class(int64_t rho, int64_t stride, int64_t pad, int64_t dil, int64_t taps,
+                     int64_t in) {
+  AxisClass a;
+  for (int64_t r = taps - 1; r >= 0; --r)
+    if ((r * dil - rho) % stride == 0) a.taps.push_back(r);
+  a.first = ceil_div(pad - rho, stride);
+  a.count = std::max<int64_t>(0, ceil_div(in + pad - rho, stride) - a.first);
+  if (!a.taps.empty()) {
+    const int64_t m0 = (a.taps[0] * dil - rho) / stride;
+    a.pad = m0 - a.first;
+    if (a.taps.size() > 1) a.dil = m0 - (a.taps[1] * dil - rho) / stride;
+  }
+  return a;
+}
+
+struct DataClass {
+  AxisClass rows, cols;
+  int64_t rho_h = 0, rho_w = 0;
+  ConvShape t;  // the class's forward convolution of dY
+  bool active() const { return t.r > 0 && t.s > 0 && t.oh > 0 && t.ow > 0; }
+};
+
+std::vector<DataClass> data_classes(const ConvShape& s) {
+  std::vector<DataClass> out;
+  for (int64_t a = 0; a < s.stride_h; ++a)
+    for (int64_t b = 0; b < s.stride_w; ++b) {
+      DataClass d;
+      d.rho_h = a, d.rho_w = b;
+      d.rows = axis_class(a, s.stride_h, s.pad_h, s.dil_h, s.r, s.h);
+      d.cols = axis_class(b, s.stride_w, s.pad_w, s.dil_w, s.s, s.w);
+      ConvShape& t = d.t;
+      t = s;
+      t.c = s.k, t.h = s.oh, t.w = s.ow, t.k = s.c;
+      t.r = static_cast<int64_t>(d.rows.taps.size()),
+      t.s = static_cast<int64_t>(d.cols.taps.size());
+      t.oh = d.rows.count, t.ow = d.cols.count;
+      t.stride_h = t.stride_w = 1;
+      t.pad_h = d.rows.pad, t.pad_w = d.cols.pad, t.dil_h = d.rows.dil, t.dil_w = d.cols.dil;
+      out.push_back(d);
+    }
+  return out;
+}
+
+// Strided backward data: the largest class's convolution workspace, then its output.
+int64_t strided_data_elems(const ConvShape& s, int64_t nw) {
+  int64_t e = 0, y = 0;
+  for (const DataClass& d : data_classes(s))
+    if (d.active()) e = std::max(e, fwd_elems(d.t, nw)), y = std::max(y, d.t.y_numel());
+  return round_up(e, kAlign) + y;
+}
+
 int64_t elems(const ConvShape& s, ConvPass pass, int64_t nw) {
   switch (pass) {
     case ConvPass::fwd:
       return fwd_elems(s, nw);
     case ConvPass::bwd_data:
-      return fwd_elems(transposed_shape(s), nw);
+      return unit_stride(s) ? fwd_elems(transposed_shape(s), nw) : strided_data_elems(s, nw);
     case ConvPass::bwd_filter:
       return bwd_filter_elems(s, nw);
   }
@@ -230,11 +295,6 @@ int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
     j += len;
   }
   return count;
-}
-
-// ceil(a / b) for b > 0 and any a.
-inline int64_t ceil_div(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 
 // Lanes [lo, hi) of a 16-lane mask, clamped to [0, 16).
@@ -772,9 +832,56 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
       }
 }
 
+void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float* dx,
+                      void* workspace, int64_t nw) {
+  const std::vector<DataClass> classes = data_classes(s);
+  int64_t e = 0;
+  for (const DataClass& d : classes)
+    if (d.active()) e = std::max(e, fwd_elems(d.t, nw));
+  float* ap = static_cast<float*>(workspace);
+  float* out = ap + round_up(e, kAlign);
+  const int64_t kg = s.kg(), cg = s.cg(), rs = s.r * s.s, hw = s.h * s.w;
+  for (const DataClass& d : classes) {
+    const ConvShape& t = d.t;
+    if (d.active()) {  // Note [Strided backward data]
+      const int64_t tr = t.r * t.s;
+      pack_filters(
+          t,
+          [&](int64_t g, int64_t c, int64_t tap) {
+            const int64_t k = tap / tr, r = d.rows.taps[tap % tr / t.s], q = d.cols.taps[tap % t.s];
+            return w[((g * kg + k) * cg + c) * rs + r * s.s + q];
+          },
+          ap);
+      float* bufs = ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign);
+      if (image_path(t))
+        fwd_padded(t, dy, ap, nullptr, out, bufs, nw);
+      else
+        fwd_panels(t, dy, ap, nullptr, out, bufs, nw);
+    }
+    // Scatter the class's rows and columns into dX (zero where no tap reaches).
+    const int64_t oh = d.rows.count, ow = d.cols.count;
+    for (int64_t nc = 0; nc < s.n * s.c; ++nc)
+      for (int64_t i = 0; i < oh; ++i) {
+        float* row = dx + nc * hw + ((d.rows.first + i) * s.stride_h + d.rho_h - s.pad_h) * s.w +
+                     d.cols.first * s.stride_w + d.rho_w - s.pad_w;
+        const float* src = out + (nc * oh + i) * ow;
+        if (d.active())
+          for (int64_t j = 0; j < ow; ++j) row[j * s.stride_w] = src[j];
+        else
+          for (int64_t j = 0; j < ow; ++j) row[j * s.stride_w] = 0.0f;
+      }
+  }
+}
+
 }  // namespace
 
 double conv2d_implicit_gemm_work(const ConvShape& s, ConvPass pass) {
+  if (pass == ConvPass::bwd_data && !unit_stride(s)) {  // the classes, plus scattering dX
+    double work = 2.0 * double(s.x_numel());            // strided scalar stores, zeros included
+    for (const DataClass& d : data_classes(s))
+      if (d.active()) work += conv2d_implicit_gemm_work(d.t, ConvPass::fwd);
+    return work;
+  }
   const ConvShape t = pass == ConvPass::bwd_data ? transposed_shape(s) : s;
   const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
   const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
@@ -805,6 +912,7 @@ void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w
 void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const float* w, float* dx,
                                    void* workspace, size_t workspace_bytes) {
   const int64_t nw = threads_within(s, ConvPass::bwd_data, workspace_bytes);
+  if (!unit_stride(s)) return bwd_data_strided(s, dy, w, dx, workspace, nw);
   const ConvShape t = transposed_shape(s);
   float* ap = static_cast<float*>(workspace);
   // Filter c of the transposed convolution, tap (k, r, q): w[k][c][R-1-r][S-1-q] of the group.

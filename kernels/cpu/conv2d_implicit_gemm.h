@@ -4,8 +4,9 @@
 // GEMM's packed operand, which stays in cache, and a register-tiled micro-kernel multiplies it.
 //
 //   forward          Y = W * col(X)
-//   backward data    dX = W' * col'(dY): stride 1 only, as a forward convolution of dY with the
-//                    filters flipped in space and transposed in channels (no col2im)
+//   backward data    dX = W' * col'(dY): a forward convolution of dY with the filters flipped in
+//                    space and transposed in channels (no col2im); with stride > 1, one per class
+//                    of input rows and columns, scattered into dX
 //   backward filter  dWᵀ += col(X) * dYᵀ, panel by panel
 //
 // Buffers and geometry as in kernels/cpu/conv2d_direct.h (contiguous NCHW / KCRS, outputs
