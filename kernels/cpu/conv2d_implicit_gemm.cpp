@@ -2,17 +2,23 @@
 // output positions of all images numbered j = (n*OH + oh)*OW + ow, the columns matrix col(X) is
 // D x (N*OH*OW); it is cut into panels of kNr = 32 columns and never stored whole.
 //
+// Where a tap's values for 16 consecutive columns can be 16 consecutive floats of a per-thread
+// copy of the image (unit stride; Note [Padded images]), the micro-kernels read that copy at a
+// per-tap offset. Elsewhere the panels are gathered from the image:
+//
 // Note [Panel packing]: a panel's columns split into runs that lie in one output row of one image
 // (one run when OW >= 32, four when OW = 8). For tap (c, r, q) a run reads one input row at a
-// fixed shift, so with unit width stride it is one or two masked vector loads from the image
-// (the mask zeroes the padding) and masked stores into row t = (c*R + r)*S + q of the packed
-// panel. The panel (D x 32 floats) stays in L1/L2 while every filter tile uses it, so the image
-// is read once per panel and nothing is written to memory but the output.
+// fixed shift (every other float for width stride 2), so row t = (c*R + r)*S + q of the packed
+// panel is built in two registers from vector loads, the lanes outside the image zeroed, and
+// written with two full stores. The panel (D x 32 floats) stays in L1/L2 while every filter tile
+// uses it, so nothing is written to memory but the panel and the output.
 //
 // Forward: a kMr x kNr tile of Y (8 filters x 32 columns, 16 accumulators) is the packed filter
 // block (D x 8, one broadcast per tap and filter) times the panel (two vector loads per tap).
 // Backward filter: a 24/NK x 16*NK tile of dWᵀ (taps x filters) accumulates the panel's 32
-// columns: one broadcast from the panel per tap and column, times dY's 32 x K block transposed.
+// columns: one broadcast from the panel per tap and column, times dY's 32 x K block transposed;
+// or, from an image copy, 4 filters x 6 taps in column lanes (Note [Filter gradient in column
+// lanes]).
 #include "kernels/cpu/conv2d_implicit_gemm.h"
 
 #include <omp.h>
@@ -29,18 +35,10 @@
 
 namespace ember::kernels::cpu {
 
-namespace {
-
-bool unit_stride(const ConvShape& s) {
-  return s.stride_h == 1 && s.stride_w == 1;
-}
-
-}  // namespace
-
 bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, const char** why) {
 #if defined(__AVX512F__)
+  (void)s, (void)pass;  // every geometry and direction
   if (t != DType::f32) return *why = "float32 only", false;
-  (void)s, (void)pass;
   return true;
 #else
   (void)t, (void)s, (void)pass;
@@ -50,6 +48,10 @@ bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, c
 
 #if defined(__AVX512F__)
 namespace {
+
+bool unit_stride(const ConvShape& s) {
+  return s.stride_h == 1 && s.stride_w == 1;
+}
 
 constexpr int64_t kNr = 32;      // columns per panel: two vectors
 constexpr int64_t kMr = 8;       // filters per forward tile
