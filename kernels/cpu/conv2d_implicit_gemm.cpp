@@ -21,17 +21,15 @@
 // lanes]).
 #include "kernels/cpu/conv2d_implicit_gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
 #include "runtime/error.h"
+
+#if defined(__AVX512F__)
+#include "kernels/cpu/conv2d_implicit_gemm_parts.h"
+#endif
 
 namespace ember::kernels::cpu {
 
@@ -47,98 +45,118 @@ bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, c
 }
 
 #if defined(__AVX512F__)
+namespace implicit_gemm {
+
+// bp (taps x kNr) = the panel's columns of col(X) for group g (Note [Panel packing]). Columns
+// past the last run are zero. Each panel row is built in two registers and written with two full
+// stores. Masked loads and stores are slow on some AVX-512 machines (this one among them), so a
+// partial run loads a whole vector and blends the lanes it needs, falling back to a masked load
+// only where a whole vector would reach outside the image buffer. Taps run q-major so that each
+// run's masks and offsets are worked out once per q, not once per tap.
+void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
+                float* bp) {
+  const int64_t cg = s.cg(), hw = s.h * s.w, sw = s.stride_w;
+  const float* const x_end = x + s.x_numel();
+  const __m512i evens =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const float* img[kNr];
+  int64_t ih0[kNr], off[kNr][2];
+  __mmask16 use[kNr][2], in[kNr][2][2];
+  for (int i = 0; i < nruns; ++i) {
+    img[i] = x + (runs[i].n * s.c + g * cg) * hw;
+    ih0[i] = runs[i].oh * s.stride_h - s.pad_h;
+  }
+  // A whole vector (or two) at p stays inside the image buffer.
+  auto whole = [&](const float* p, int64_t n) { return p >= x && p + n <= x_end; };
+  for (int64_t q = 0; q < s.s; ++q) {
+    // Lane j of half v (panel column 16v + j) of run i reads source column off + j (unit
+    // stride) or off + 2j (stride 2, after keeping the even floats of 32); `use` holds the lanes
+    // of the run whose source column lies inside the row, `in` the source floats that do.
+    for (int i = 0; i < nruns; ++i) {
+      const int64_t d = runs[i].dst, len = runs[i].len;
+      const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
+      for (int v = 0; v < 2; ++v) {
+        const int64_t step = std::min<int64_t>(sw, 2), o = iw + (16 * v - d) * step;
+        off[i][v] = o;
+        use[i][v] = lanes(d - 16 * v, d + len - 16 * v) &
+                    lanes(ceil_div(-o, step), ceil_div(s.w - o, step));
+        in[i][v][0] = lanes(-o, s.w - o);
+        in[i][v][1] = lanes(-o - 16, s.w - o - 16);
+      }
+    }
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t r = 0; r < s.r; ++r) {
+        float* row = bp + ((c * s.r + r) * s.s + q) * kNr;
+        if (sw > 2) {
+          std::fill(row, row + kNr, 0.0f);
+          for (int i = 0; i < nruns; ++i) {
+            const int64_t ih = ih0[i] + r * s.dil_h;
+            if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
+            const float* src = img[i] + c * hw + ih * s.w;
+            const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
+            for (int64_t l = 0; l < runs[i].len; ++l) {
+              const int64_t col = iw + l * sw;
+              if (col >= 0 && col < s.w) row[runs[i].dst + l] = src[col];
+            }
+          }
+          continue;
+        }
+        __m512 half[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int i = 0; i < nruns; ++i) {
+          const int64_t ih = ih0[i] + r * s.dil_h;
+          if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
+          const float* src = img[i] + c * hw + ih * s.w;
+          for (int v = 0; v < 2; ++v) {
+            const __mmask16 m = use[i][v];
+            if (!m) continue;
+            const float* p = src + off[i][v];
+            __m512 val;
+            if (sw == 1) {
+              if (m == 0xFFFF) {
+                half[v] = _mm512_loadu_ps(p);
+                continue;
+              }
+              val = whole(p, 16) ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
+            } else {
+              const bool w = whole(p, 32);
+              const __m512 lo = w ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
+              const __m512 hi =
+                  w ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(in[i][v][1], p + 16);
+              val = _mm512_permutex2var_ps(lo, evens, hi);
+            }
+            half[v] = _mm512_mask_mov_ps(half[v], m, val);
+          }
+        }
+        _mm512_storeu_ps(row, half[0]);
+        _mm512_storeu_ps(row + 16, half[1]);
+      }
+  }
+}
+
+// Copies image n of x into buf in layout l (Note [Padded images]). The parts of buf that stay
+// zero (padding, and columns a shift leaves outside the image) are the same for every image, so
+// they are zeroed once, when the buffer is set up.
+void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf) {
+  for (int64_t q = 0; q < l.copies; ++q) {
+    const int64_t shift = q * s.dil_w - s.pad_w;
+    const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t ih = 0; ih < s.h; ++ih) {
+        float* dst = buf + ((q * s.c + c) * l.hp + s.pad_h + ih) * l.wp;
+        const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
+        if (!l.flat)
+          std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);
+        else if (hi > lo)
+          std::memcpy(dst + lo, src + lo + shift, sizeof(float) * (hi - lo));
+      }
+  }
+}
+
+}  // namespace implicit_gemm
+
+using namespace implicit_gemm;
+
 namespace {
-
-bool unit_stride(const ConvShape& s) {
-  return s.stride_h == 1 && s.stride_w == 1;
-}
-
-constexpr int64_t kNr = 32;      // columns per panel: two vectors
-constexpr int64_t kMr = 8;       // filters per forward tile
-constexpr int64_t kTapPad = 24;  // backward-filter tiles are 24 / NK taps high
-constexpr int64_t kAlign = 16;   // floats: 64-byte alignment of every workspace buffer
-
-int64_t round_up(int64_t a, int64_t b) {
-  return (a + b - 1) / b * b;
-}
-// ceil(a / b) for b > 0 and any a.
-inline int64_t ceil_div(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -(-a / b);
-}
-int64_t taps(const ConvShape& s) {
-  return s.cg() * s.r * s.s;
-}
-int64_t columns(const ConvShape& s) {
-  return s.n * s.oh * s.ow;
-}
-int64_t panels(const ConvShape& s) {
-  return (columns(s) + kNr - 1) / kNr;
-}
-int64_t filter_blocks(const ConvShape& s) {
-  return (s.kg() + kMr - 1) / kMr;
-}
-
-// Parallel over panels only when there is enough work to pay for waking the team.
-constexpr int64_t kParallelMacs = int64_t{1} << 20;
-int64_t max_threads(const ConvShape& s) {
-  return omp_in_parallel() || s.macs() < kParallelMacs ? 1 : omp_get_max_threads();
-}
-bool image_path(const ConvShape& s);
-int64_t threads_for(const ConvShape& s) {
-  if (max_threads(s) == 1) return 1;
-  const int64_t units = image_path(s) ? s.n : panels(s);
-  return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), units));
-}
-
-// Note [Padded images]: with unit stride, a tap's values for 16 consecutive output columns can
-// be 16 consecutive floats of a prepared copy of the image, which each thread makes once per
-// image in a buffer that stays in L2; the micro-kernels then load their operand from there at a
-// per-tap offset, with no panel packing. Two layouts:
-//  - padded: output rows a multiple of 16 wide. One zero-padded copy; a 16-column half of a
-//    panel lies in one output row, at row oh + r*dil, column ow + q*dil of the copy.
-//  - flat: any output width, OH*OW a multiple of 16. One copy per filter column q, shifted by
-//    q*dil - pad and cut to the output's width (zero where the shift leaves the image), so its
-//    rows are exactly OW apart and 16 consecutive outputs are 16 consecutive floats even across
-//    output rows.
-struct ImageLayout {
-  bool ok = false, flat = false;
-  int64_t copies = 1, hp = 0, wp = 0;  // copies of C x hp x wp; data starts at row pad_h
-  int64_t plane() const { return hp * wp; }
-  int64_t elems(const ConvShape& s) const { return round_up(copies * s.c * plane(), kAlign); }
-  // Offset of group g's tap (c, r, q) and of output column p (within the image).
-  int64_t tap(const ConvShape& s, int64_t g, int64_t c, int64_t r, int64_t q) const {
-    const int64_t ch = g * s.cg() + c;
-    return flat ? ((q * s.c + ch) * hp + r * s.dil_h) * wp
-                : (ch * hp + r * s.dil_h) * wp + q * s.dil_w;
-  }
-  int64_t column(const ConvShape& s, int64_t p) const {
-    return flat ? p : (p / s.ow) * wp + p % s.ow;
-  }
-};
-
-constexpr int64_t kMaxImageElems = int64_t{1} << 20;  // per thread: 4 MiB
-
-ImageLayout image_layout(const ConvShape& s) {
-  ImageLayout l;
-  if (s.stride_h != 1 || s.stride_w != 1 || s.pad_h < 0) return l;
-  l.hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
-  if (s.ow % 16 == 0 && s.pad_w >= 0) {
-    l.wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
-  } else if (s.oh * s.ow % 16 == 0) {
-    l.flat = true, l.copies = s.s, l.wp = s.ow;
-  } else {
-    return l;
-  }
-  l.ok = l.elems(s) <= kMaxImageElems;
-  return l;
-}
-// The image copies split the batch over the threads, so they serve batches of at least one image
-// per thread; smaller batches split panels instead. The answer depends on the threading context
-// (inside a parallel region there is one thread), so the drivers decide and size everything
-// before they start their threads.
-bool image_path(const ConvShape& s) {
-  return image_layout(s).ok && s.n >= max_threads(s);
-}
 
 // Workspace in floats for `nw` threads.
 int64_t fwd_worker_elems(const ConvShape& s) {
@@ -148,45 +166,6 @@ int64_t fwd_elems(const ConvShape& s, int64_t nw) {
   const int64_t filters = round_up(s.groups * filter_blocks(s) * kMr * taps(s), kAlign);
   return filters + nw * fwd_worker_elems(s);
 }
-int64_t kpad(const ConvShape& s) {
-  return round_up(s.kg(), 16);
-}
-// Per backward-filter thread on the panel path: its partial dWᵀ (groups x taps x kpad), one
-// packed panel and dY transposed: a panel's worth, or on the prepared-image path a whole image's
-// (plus a half panel of zero rows) and the image copy.
-int64_t bwd_filter_part_elems(const ConvShape& s) {
-  return round_up(s.groups * round_up(taps(s), kTapPad) * kpad(s), kAlign);
-}
-int64_t bwd_filter_dyt_rows(const ConvShape& s) {
-  return image_path(s) ? s.oh * s.ow + 16 : kNr;
-}
-int64_t bwd_filter_worker_elems(const ConvShape& s) {
-  const int64_t panel = round_up(round_up(taps(s), kTapPad) * kNr, kAlign);
-  const int64_t image = image_path(s) ? image_layout(s).elems(s) : 0;
-  return bwd_filter_part_elems(s) + panel + round_up(bwd_filter_dyt_rows(s) * kpad(s), kAlign) +
-         image;
-}
-// Note [Filter gradient in column lanes]: on the prepared-image path the filter gradient needs no
-// packing and no transposed dY: a tile of 4 filters x 6 taps keeps 24 vector accumulators whose
-// 16 lanes sum columns j = 16v + lane, loading dY's rows and the image copy's rows as they lie.
-// The accumulators live in a per-thread buffer (filters x taps x 16) across all the thread's
-// images and are summed across lanes once at the end.
-constexpr int64_t kLaneK = 4, kLaneT = 6;
-constexpr int64_t kMaxLanePartials = int64_t{1} << 18;  // floats per thread: 1 MiB
-int64_t lane_partial_elems(const ConvShape& s) {
-  return s.groups * round_up(s.kg(), kLaneK) * round_up(taps(s), kLaneT) * 16;
-}
-bool lanes_path(const ConvShape& s) {
-  return image_path(s) && s.oh * s.ow % 16 == 0 && lane_partial_elems(s) <= kMaxLanePartials;
-}
-int64_t lane_images(const ConvShape& s);
-int64_t lanes_worker_elems(const ConvShape& s) {
-  return round_up(lane_partial_elems(s), kAlign) + lane_images(s) * image_layout(s).elems(s);
-}
-int64_t bwd_filter_elems(const ConvShape& s, int64_t nw) {
-  return nw * (lanes_path(s) ? lanes_worker_elems(s) : bwd_filter_worker_elems(s));
-}
-
 // Backward data as a forward convolution (Note [Panel packing]): dY is the input, dX the output,
 // the filters' K and C swap, and the padding becomes dil*(R-1) - pad (stride 1).
 ConvShape transposed_shape(const ConvShape& s) {
@@ -282,117 +261,6 @@ int64_t threads_within(const ConvShape& s, ConvPass pass, size_t ws_bytes) {
   return nw;
 }
 
-// Columns [dst, dst + len) of a panel: image n, output row oh, output columns [ow, ow + len).
-struct Run {
-  int64_t n, oh, ow, len, dst;
-};
-
-int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
-  const int64_t p = s.oh * s.ow, end = std::min(j0 + kNr, columns(s));
-  int count = 0;
-  for (int64_t j = j0; j < end;) {
-    const int64_t n = j / p, rem = j % p, oh = rem / s.ow, ow = rem % s.ow;
-    const int64_t len = std::min(end - j, s.ow - ow);
-    runs[count++] = {n, oh, ow, len, j - j0};
-    j += len;
-  }
-  return count;
-}
-
-// Lanes [lo, hi) of a 16-lane mask, clamped to [0, 16).
-inline __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = std::max<int64_t>(lo, 0);
-  hi = std::min<int64_t>(hi, 16);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
-// bp (taps x kNr) = the panel's columns of col(X) for group g (Note [Panel packing]). Columns
-// past the last run are zero. Each panel row is built in two registers and written with two full
-// stores. Masked loads and stores are slow on some AVX-512 machines (this one among them), so a
-// partial run loads a whole vector and blends the lanes it needs, falling back to a masked load
-// only where a whole vector would reach outside the image buffer. Taps run q-major so that each
-// run's masks and offsets are worked out once per q, not once per tap.
-void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
-                float* bp) {
-  const int64_t cg = s.cg(), hw = s.h * s.w, sw = s.stride_w;
-  const float* const x_end = x + s.x_numel();
-  const __m512i evens =
-      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const float* img[kNr];
-  int64_t ih0[kNr], off[kNr][2];
-  __mmask16 use[kNr][2], in[kNr][2][2];
-  for (int i = 0; i < nruns; ++i) {
-    img[i] = x + (runs[i].n * s.c + g * cg) * hw;
-    ih0[i] = runs[i].oh * s.stride_h - s.pad_h;
-  }
-  // A whole vector (or two) at p stays inside the image buffer.
-  auto whole = [&](const float* p, int64_t n) { return p >= x && p + n <= x_end; };
-  for (int64_t q = 0; q < s.s; ++q) {
-    // Lane j of half v (panel column 16v + j) of run i reads source column off + j (unit
-    // stride) or off + 2j (stride 2, after keeping the even floats of 32); `use` holds the lanes
-    // of the run whose source column lies inside the row, `in` the source floats that do.
-    for (int i = 0; i < nruns; ++i) {
-      const int64_t d = runs[i].dst, len = runs[i].len;
-      const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
-      for (int v = 0; v < 2; ++v) {
-        const int64_t step = std::min<int64_t>(sw, 2), o = iw + (16 * v - d) * step;
-        off[i][v] = o;
-        use[i][v] = lanes(d - 16 * v, d + len - 16 * v) &
-                    lanes(ceil_div(-o, step), ceil_div(s.w - o, step));
-        in[i][v][0] = lanes(-o, s.w - o);
-        in[i][v][1] = lanes(-o - 16, s.w - o - 16);
-      }
-    }
-    for (int64_t c = 0; c < cg; ++c)
-      for (int64_t r = 0; r < s.r; ++r) {
-        float* row = bp + ((c * s.r + r) * s.s + q) * kNr;
-        if (sw > 2) {
-          std::fill(row, row + kNr, 0.0f);
-          for (int i = 0; i < nruns; ++i) {
-            const int64_t ih = ih0[i] + r * s.dil_h;
-            if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
-            const float* src = img[i] + c * hw + ih * s.w;
-            const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
-            for (int64_t l = 0; l < runs[i].len; ++l) {
-              const int64_t col = iw + l * sw;
-              if (col >= 0 && col < s.w) row[runs[i].dst + l] = src[col];
-            }
-          }
-          continue;
-        }
-        __m512 half[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-        for (int i = 0; i < nruns; ++i) {
-          const int64_t ih = ih0[i] + r * s.dil_h;
-          if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
-          const float* src = img[i] + c * hw + ih * s.w;
-          for (int v = 0; v < 2; ++v) {
-            const __mmask16 m = use[i][v];
-            if (!m) continue;
-            const float* p = src + off[i][v];
-            __m512 val;
-            if (sw == 1) {
-              if (m == 0xFFFF) {
-                half[v] = _mm512_loadu_ps(p);
-                continue;
-              }
-              val = whole(p, 16) ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
-            } else {
-              const bool w = whole(p, 32);
-              const __m512 lo = w ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
-              const __m512 hi =
-                  w ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(in[i][v][1], p + 16);
-              val = _mm512_permutex2var_ps(lo, evens, hi);
-            }
-            half[v] = _mm512_mask_mov_ps(half[v], m, val);
-          }
-        }
-        _mm512_storeu_ps(row, half[0]);
-        _mm512_storeu_ps(row + 16, half[1]);
-      }
-  }
-}
-
 // ap[g][block][t][i] = filter value of filter block*kMr + i (zero past the group's last filter).
 template <typename At>
 void pack_filters(const ConvShape& s, At&& at, float* ap) {
@@ -451,25 +319,6 @@ inline void kernel_fwd_padded(int64_t d, const float* a, const int64_t* off, con
   for (int i = 0; i < kMr; ++i) {
     _mm512_storeu_ps(c + i * ldc, acc[i][0]);
     _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
-  }
-}
-
-// Copies image n of x into buf in layout l (Note [Padded images]). The parts of buf that stay
-// zero (padding, and columns a shift leaves outside the image) are the same for every image, so
-// they are zeroed once, when the buffer is set up.
-void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf) {
-  for (int64_t q = 0; q < l.copies; ++q) {
-    const int64_t shift = q * s.dil_w - s.pad_w;
-    const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t ih = 0; ih < s.h; ++ih) {
-        float* dst = buf + ((q * s.c + c) * l.hp + s.pad_h + ih) * l.wp;
-        const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
-        if (!l.flat)
-          std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);
-        else if (hi > lo)
-          std::memcpy(dst + lo, src + lo + shift, sizeof(float) * (hi - lo));
-      }
   }
 }
 
@@ -557,283 +406,6 @@ void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float
   for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
 }
 
-// acc (MT x 16*NK tile of dWᵀ, rows kp apart) += b (MT taps x kNr, packed) * dyt (kNr x 16*NK,
-// rows kp apart).
-template <int NK>
-inline void kernel_bwd_filter(const float* b, const float* dyt, int64_t kp, float* acc_out) {
-  constexpr int MT = kTapPad / NK;
-  __m512 acc[MT][NK];
-#pragma GCC unroll 24
-  for (int i = 0; i < MT; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NK; ++v) acc[i][v] = _mm512_loadu_ps(acc_out + i * kp + 16 * v);
-  for (int64_t j = 0; j < kNr; ++j) {
-    __m512 dv[NK];
-#pragma GCC unroll 4
-    for (int v = 0; v < NK; ++v) dv[v] = _mm512_loadu_ps(dyt + j * kp + 16 * v);
-#pragma GCC unroll 24
-    for (int i = 0; i < MT; ++i) {
-      const __m512 bi = _mm512_set1_ps(b[i * kNr + j]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NK; ++v) acc[i][v] = _mm512_fmadd_ps(bi, dv[v], acc[i][v]);
-    }
-  }
-#pragma GCC unroll 24
-  for (int i = 0; i < MT; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NK; ++v) _mm512_storeu_ps(acc_out + i * kp + 16 * v, acc[i][v]);
-}
-
-template <int NK>
-void bwd_filter_taps(int64_t dpad, const float* bp, const float* dyt, int64_t kp, float* part) {
-  constexpr int MT = kTapPad / NK;
-  for (int64_t t = 0; t < dpad; t += MT)
-    kernel_bwd_filter<NK>(bp + t * kNr, dyt, kp, part + t * kp);
-}
-
-// part (dWᵀ, rows kp apart) += the panel bp (dpad taps x kNr) times dyt (kNr x kp).
-void bwd_filter_panel(int64_t dpad, const float* bp, const float* dyt, int64_t kp, float* part) {
-  for (int64_t k0 = 0; k0 < kp; k0 += 64) {
-    switch (std::min<int64_t>(4, (kp - k0) / 16)) {
-      case 1:
-        bwd_filter_taps<1>(dpad, bp, dyt + k0, kp, part + k0);
-        break;
-      case 2:
-        bwd_filter_taps<2>(dpad, bp, dyt + k0, kp, part + k0);
-        break;
-      case 3:
-        bwd_filter_taps<3>(dpad, bp, dyt + k0, kp, part + k0);
-        break;
-      default:
-        bwd_filter_taps<4>(dpad, bp, dyt + k0, kp, part + k0);
-        break;
-    }
-  }
-}
-
-// GCC 12 flags the unused pass-through operand inside the unpack and shuffle intrinsics as
-// uninitialised (its bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-// out (16 x 16, rows ldo apart) = the transpose of the first `rows` rows of in (rows ldi apart;
-// the missing rows read as zero).
-inline void transpose16(const float* in, int64_t ldi, int64_t rows, float* out, int64_t ldo) {
-  __m512 r[16], t[16];
-  for (int i = 0; i < 16; ++i)
-    r[i] = i < rows ? _mm512_loadu_ps(in + i * ldi) : _mm512_setzero_ps();
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
-  auto ps = [](__m512d v) { return _mm512_castpd_ps(v); };
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = ps(_mm512_unpacklo_pd(pd(t[i]), pd(t[i + 2])));
-    r[i + 1] = ps(_mm512_unpackhi_pd(pd(t[i]), pd(t[i + 2])));
-    r[i + 2] = ps(_mm512_unpacklo_pd(pd(t[i + 1]), pd(t[i + 3])));
-    r[i + 3] = ps(_mm512_unpackhi_pd(pd(t[i + 1]), pd(t[i + 3])));
-  }
-  for (int h = 0; h < 16; h += 8)
-    for (int i = 0; i < 4; ++i) {
-      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
-      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
-    }
-  for (int i = 0; i < 8; ++i) {
-    _mm512_storeu_ps(out + i * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88));
-    _mm512_storeu_ps(out + (i + 8) * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd));
-  }
-}
-
-#pragma GCC diagnostic pop
-
-// dyt[j][k] = dy[n][g*kg + k][p0 + j] for j < len, k < kg (and zero for kg <= k < kp when len
-// is a multiple of 16).
-void transpose_dy(const ConvShape& s, const float* dy, int64_t n, int64_t g, int64_t p0,
-                  int64_t len, float* dyt, int64_t kp) {
-  const int64_t kg = s.kg(), p = s.oh * s.ow;
-  const float* src = dy + (n * s.k + g * kg) * p + p0;
-  int64_t j = 0;
-  for (; j + 16 <= len; j += 16)
-    for (int64_t k = 0; k < kg; k += 16)
-      transpose16(src + k * p + j, p, std::min<int64_t>(16, kg - k), dyt + j * kp + k, kp);
-  for (int64_t k = 0; k < kg; ++k)
-    for (int64_t l = j; l < len; ++l) dyt[l * kp + k] = src[k * p + l];
-}
-
-// acc (kLaneK x kLaneT x 16, from the thread's partials) += for each of nimg images j and each
-// of its nvec column vectors v: dY rows dyr[i] + j*ystride at 16v times the padded image at
-// b + j*xstride + dt[m] + colbase[v] (Note [Filter gradient in column lanes]).
-inline void kernel_bwd_filter_lanes(int64_t nimg, int64_t xstride, int64_t ystride, int64_t nvec,
-                                    const int64_t* colbase, const float* b, const int64_t* dt,
-                                    const float* const* dyr, float* acc_out) {
-  __m512 acc[kLaneK][kLaneT];
-#pragma GCC unroll 4
-  for (int i = 0; i < kLaneK; ++i)
-#pragma GCC unroll 6
-    for (int m = 0; m < kLaneT; ++m) acc[i][m] = _mm512_loadu_ps(acc_out + (i * kLaneT + m) * 16);
-  int64_t o[kLaneT];
-#pragma GCC unroll 6
-  for (int m = 0; m < kLaneT; ++m) o[m] = dt[m];
-  for (int64_t j = 0; j < nimg; ++j) {
-    const float* d0 = dyr[0] + j * ystride;
-    const float* d1 = dyr[1] + j * ystride;
-    const float* d2 = dyr[2] + j * ystride;
-    const float* d3 = dyr[3] + j * ystride;
-    const float* bj = b + j * xstride;
-    for (int64_t v = 0; v < nvec; ++v) {
-      const float* bv = bj + colbase[v];
-      __m512 xv[kLaneT];
-#pragma GCC unroll 6
-      for (int m = 0; m < kLaneT; ++m) xv[m] = _mm512_loadu_ps(bv + o[m]);
-      // One dY vector live at a time: 24 accumulators + 6 image vectors + 1 fill the registers.
-      const float* const rows[kLaneK] = {d0, d1, d2, d3};
-#pragma GCC unroll 4
-      for (int i = 0; i < kLaneK; ++i) {
-        const __m512 dv = _mm512_loadu_ps(rows[i] + 16 * v);
-#pragma GCC unroll 6
-        for (int m = 0; m < kLaneT; ++m) acc[i][m] = _mm512_fmadd_ps(dv, xv[m], acc[i][m]);
-      }
-    }
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < kLaneK; ++i)
-#pragma GCC unroll 6
-    for (int m = 0; m < kLaneT; ++m) _mm512_storeu_ps(acc_out + (i * kLaneT + m) * 16, acc[i][m]);
-}
-
-// Images whose padded copies a lanes-path thread keeps at once: enough for ~1024 columns, so
-// that the accumulators go back to memory rarely.
-int64_t lane_images(const ConvShape& s) {
-  return std::max<int64_t>(1, std::min<int64_t>(s.n, 1024 / std::max<int64_t>(1, s.oh * s.ow)));
-}
-
-void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
-                      int64_t nw) {
-  const int64_t d = taps(s), kg = s.kg(), p = s.oh * s.ow, nvec = p / 16;
-  const int64_t kb = round_up(kg, kLaneK) / kLaneK, tb = round_up(d, kLaneT) / kLaneT;
-  const int64_t per = lanes_worker_elems(s), nimg = lane_images(s);
-  const ImageLayout l = image_layout(s);
-  const int64_t xstride = l.elems(s);
-  std::vector<int64_t> off(d), colbase(nvec);
-  for (int64_t t = 0; t < d; ++t) off[t] = l.tap(s, 0, t / (s.r * s.s), t / s.s % s.r, t % s.s);
-  for (int64_t v = 0; v < nvec; ++v) colbase[v] = l.column(s, 16 * v);
-  auto worker = [&](int64_t wk) {
-    float* part = ws + wk * per;
-    float* xp = part + round_up(lane_partial_elems(s), kAlign);
-    std::fill(part, part + per, 0.0f);
-    const int64_t hi = s.n * (wk + 1) / nw;
-    for (int64_t n0 = s.n * wk / nw; n0 < hi; n0 += nimg) {
-      const int64_t cnt = std::min(nimg, hi - n0);
-      for (int64_t j = 0; j < cnt; ++j) fill_image(s, l, x, n0 + j, xp + j * xstride);
-      for (int64_t g = 0; g < s.groups; ++g) {
-        const float* xg = xp + l.tap(s, g, 0, 0, 0);
-        for (int64_t k = 0; k < kb; ++k) {
-          // Filters and taps past the last repeat the last one; their sums are never read.
-          const float* dyr[kLaneK];
-          for (int64_t i = 0; i < kLaneK; ++i)
-            dyr[i] = dy + (n0 * s.k + g * kg + std::min(k * kLaneK + i, kg - 1)) * p;
-          for (int64_t t = 0; t < tb; ++t) {
-            const float* b = xg + off[t * kLaneT];
-            int64_t dt[kLaneT];
-            for (int64_t m = 0; m < kLaneT; ++m)
-              dt[m] = off[std::min(t * kLaneT + m, d - 1)] - off[t * kLaneT];
-            kernel_bwd_filter_lanes(cnt, xstride, s.k * p, nvec, colbase.data(), b, dt, dyr,
-                                    part + ((g * kb + k) * tb + t) * kLaneK * kLaneT * 16);
-          }
-        }
-      }
-    }
-  };
-  if (nw == 1) {
-    worker(0);
-  } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nw)
-    for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
-  }
-  // dw[g*kg + k][t] = the lanes of each thread's accumulator summed, then the threads in order.
-  for (int64_t g = 0; g < s.groups; ++g)
-    for (int64_t k = 0; k < kg; ++k)
-      for (int64_t t = 0; t < d; ++t) {
-        const int64_t a =
-            ((((g * kb + k / kLaneK) * tb + t / kLaneT) * kLaneK + k % kLaneK) * kLaneT +
-             t % kLaneT) *
-            16;
-        float v = 0.0f;
-        for (int64_t wk = 0; wk < nw; ++wk)
-          v += _mm512_reduce_add_ps(_mm512_loadu_ps(ws + wk * per + a));
-        dw[(g * kg + k) * d + t] = v;
-      }
-}
-
-void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
-                       int64_t nw) {
-  const int64_t d = taps(s), dpad = round_up(d, kTapPad), kg = s.kg(), kp = kpad(s);
-  const int64_t p = s.oh * s.ow, np = panels(s), total = columns(s);
-  const int64_t per = bwd_filter_worker_elems(s);
-  const ImageLayout l = image_layout(s);
-  const bool images = image_path(s);
-  const int64_t part_elems = bwd_filter_part_elems(s), dyt_rows = bwd_filter_dyt_rows(s);
-  std::vector<int64_t> off(images ? d : 0);
-  for (int64_t t = 0; t < static_cast<int64_t>(off.size()); ++t)
-    off[t] = l.tap(s, 0, t / (s.r * s.s), t / s.s % s.r, t % s.s);
-  auto worker = [&](int64_t wk) {
-    float* part = ws + wk * per;
-    float* bp = part + part_elems;
-    float* dyt = bp + round_up(dpad * kNr, kAlign);
-    float* xp = dyt + round_up(dyt_rows * kp, kAlign);
-    std::fill(part, part + per, 0.0f);
-    if (images) {  // Note [Padded images]: each tap row of a panel is two loads from the copy
-      for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
-        fill_image(s, l, x, n, xp);
-        for (int64_t g = 0; g < s.groups; ++g) {
-          transpose_dy(s, dy, n, g, 0, p, dyt, kp);
-          const float* xg = xp + l.tap(s, g, 0, 0, 0);
-          for (int64_t p0 = 0; p0 < p; p0 += kNr) {
-            // A half panel (p0 + 16 == p) repeats its first half against dY's zero rows.
-            const float* b0 = xg + l.column(s, p0);
-            const float* b1 = xg + l.column(s, p - p0 > 16 ? p0 + 16 : p0);
-            for (int64_t t = 0; t < d; ++t) {
-              _mm512_storeu_ps(bp + t * kNr, _mm512_loadu_ps(b0 + off[t]));
-              _mm512_storeu_ps(bp + t * kNr + 16, _mm512_loadu_ps(b1 + off[t]));
-            }
-            bwd_filter_panel(dpad, bp, dyt + p0 * kp, kp, part + g * dpad * kp);
-          }
-        }
-      }
-      return;
-    }
-    Run runs[kNr];
-    for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
-      const int nr = panel_runs(s, pi * kNr, runs);
-      const int64_t valid = std::min(kNr, total - pi * kNr);
-      if (valid < kNr)  // the last panel: its missing columns must add nothing
-        std::fill(dyt + valid * kp, dyt + kNr * kp, 0.0f);
-      for (int64_t g = 0; g < s.groups; ++g) {
-        pack_panel(s, x, g, runs, nr, bp);
-        for (int u = 0; u < nr; ++u) {
-          const Run& run = runs[u];
-          transpose_dy(s, dy, run.n, g, run.oh * s.ow + run.ow, run.len, dyt + run.dst * kp, kp);
-        }
-        bwd_filter_panel(dpad, bp, dyt, kp, part + g * dpad * kp);
-      }
-    }
-  };
-  if (nw == 1) {
-    worker(0);
-  } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nw)
-    for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
-  }
-  // dw[g*kg + k][t] = the threads' partial dWᵀ[g][t][k], summed in thread order.
-  for (int64_t g = 0; g < s.groups; ++g)
-    for (int64_t k = 0; k < kg; ++k)
-      for (int64_t t = 0; t < d; ++t) {
-        float v = 0.0f;
-        for (int64_t wk = 0; wk < nw; ++wk) v += ws[wk * per + (g * dpad + t) * kp + k];
-        dw[(g * kg + k) * d + t] = v;
-      }
-}
-
 void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float* dx,
                       void* workspace, int64_t nw) {
   const std::vector<DataClass> classes = data_classes(s);
@@ -887,11 +459,8 @@ double conv2d_implicit_gemm_work(const ConvShape& s, ConvPass pass) {
   const ConvShape t = pass == ConvPass::bwd_data ? transposed_shape(s) : s;
   const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
   const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
-  if (pass != ConvPass::bwd_filter) return cols * (d * round_up(t.kg(), kMr) / 16.0 + gather);
-  if (lanes_path(t))
-    return cols * (double(round_up(t.kg(), kLaneK)) * round_up(taps(t), kLaneT) / 16.0 + gather);
-  // Panels: dWᵀ tiles, plus dY transposed (a quarter unit per value, in 16x16 blocks).
-  return cols * (double(round_up(taps(t), kTapPad)) * kpad(t) / 16.0 + gather + kpad(t) / 4.0);
+  if (pass == ConvPass::bwd_filter) return bwd_filter_work(t);
+  return cols * (d * round_up(t.kg(), kMr) / 16.0 + gather);
 }
 
 size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass) {
@@ -934,8 +503,7 @@ void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const fl
 void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const float* x, float* dw,
                                      void* workspace, size_t workspace_bytes) {
   const int64_t nw = threads_within(s, ConvPass::bwd_filter, workspace_bytes);
-  if (lanes_path(s)) return bwd_filter_lanes(s, dy, x, dw, static_cast<float*>(workspace), nw);
-  bwd_filter_panels(s, dy, x, dw, static_cast<float*>(workspace), nw);
+  bwd_filter(s, dy, x, dw, static_cast<float*>(workspace), nw);
 }
 
 #else  // no AVX-512: conv2d_implicit_gemm_supports says so, and these are never called.
