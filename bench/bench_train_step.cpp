@@ -4,7 +4,6 @@
 // PyTorch and prints both side by side.
 //   bench_train_step [--threads N] [--repeats R] [--only ROW]
 #include <omp.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,10 +25,24 @@ double median_ms(const std::function<void()>& fn, int repeats) {
   for (int i = 0; i < repeats; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     fn();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// This process's peak resident set (VmHWM). Not getrusage's ru_maxrss: Linux carries that over
+// exec from the process that started us (a Python parent running PyTorch, in compare_torch.py).
+double peak_rss_mb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0.0;
+  char line[256];
+  double kb = 0.0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb / 1024.0;
 }
 
 struct ConvRow {
@@ -65,9 +78,12 @@ int main(int argc, char** argv) {
   int threads = 0, repeats = 5;
   std::string only;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+      repeats = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--threads N] [--repeats R] [--only ROW]\n", argv[0]);
       return 2;
@@ -102,8 +118,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     first = false;
   }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  std::printf("%s\n  \"max_rss_mb\": %.1f\n}\n", first ? "" : ",", ru.ru_maxrss / 1024.0);
+  std::printf("%s\n  \"max_rss_mb\": %.1f\n}\n", first ? "" : ",", peak_rss_mb());
   return 0;
 }

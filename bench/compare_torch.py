@@ -12,7 +12,6 @@ Needs Debian's python3-torch (apt-get install python3-torch).
 """
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -68,6 +67,15 @@ def resnet20():
     return nn.Sequential(*layers)
 
 
+def peak_rss_mb():
+    """This process's peak resident set (VmHWM): not ru_maxrss, which Linux carries over exec
+    from the parent that started the process."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
 def median_ms(fn, repeats):
     fn()
     times = []
@@ -111,7 +119,7 @@ def main():
     if args.child:  # a PyTorch process of its own for the peak-memory row
         torch.set_num_threads(int(args.child))
         torch_rows(2, only=step)
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+        print(peak_rss_mb())
         return 0
     exe = Path(args.build) / "bin" / "bench_train_step"
     if not exe.exists():

@@ -19,7 +19,8 @@ struct BatchNormParams {
 };
 
 // y = (x - mean) * invstd * weight + bias, per channel.
-// Training: mean and the biased variance come from x (two passes, accumulated in double);
+// Training: mean and the biased variance come from x, accumulated in double (float32: one pass
+// over values shifted by the channel's first one; float64: two passes);
 // running_mean/running_var (may be null) become (1 - momentum) * old + momentum * batch, with the
 // unbiased batch variance. Eval: mean and variance are running_mean/running_var.
 // requires: t is f32 or f64; every pointer but x/y has c elements of type t; weight, bias may be

@@ -30,6 +30,23 @@ const std::vector<ConvCase>& cases() {
       {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, conv_params(2, 3, 1, 2, 2, 1, 1)},
       {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 1)},
+      // Rows wider than one 32-column panel, filter counts off the 8/16/64 tiles, panels that
+      // span images, and padding larger than the filter.
+      {"wide rows, 21 filters", 2, 5, 37, 40, 21, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"70 filters, 5x5 padding 2", 3, 7, 7, 9, 70, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 1)},
+      {"1x1 padding 2", 2, 3, 5, 6, 4, 1, 1, conv_params(1, 1, 2, 2, 1, 1, 1)},
+      // Output rows a multiple of 16 wide (implicit_gemm_cpu reads padded images directly),
+      // with a last panel half full, dilation, groups and padding beyond the filter.
+      {"rows of 32", 2, 5, 9, 32, 13, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"rows of 16, odd height", 3, 7, 5, 16, 10, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"rows of 16, dilation 2", 1, 3, 12, 16, 9, 3, 3, conv_params(1, 1, 2, 2, 2, 2, 1)},
+      {"rows of 16, groups 2", 2, 4, 6, 16, 6, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
+      {"rows of 16, 1x1 padding 2", 2, 3, 5, 12, 4, 1, 1, conv_params(1, 1, 2, 2, 1, 1, 1)},
+      // Other widths with OH*OW a multiple of 16 (implicit_gemm_cpu's shifted flat copies).
+      {"8x8 images", 2, 5, 8, 8, 7, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"flat, dilation 2, uneven padding", 3, 3, 8, 12, 10, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
+      {"flat, groups 3", 2, 6, 4, 4, 9, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 3)},
+      {"flat, 64 filters of 32 channels", 1, 32, 8, 8, 64, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
@@ -114,7 +131,8 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
   CAPTURE(seed);
   std::mt19937 g(seed);
   for (const ConvCase& cs : cases()) {
-    CAPTURE(cs.name);
+    const std::string case_name = cs.name;
+    CAPTURE(case_name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
     const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
     for (DType t : {kFloat32, kFloat64}) {
@@ -133,10 +151,20 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
         for (const std::string& algo : cpu_algo_names()) {
           CAPTURE(algo);
           ops::set_conv_algo(algo);
-          check_close(ops::conv2d(x, w, b, cs.p), ref.y, ref.y_abs, t);
-          check_close(ops::conv2d(x, w, Tensor(), cs.p), ref_nobias.y, ref_nobias.y_abs, t);
-          check_close(ops::conv2d_backward_data(dy, w, xs, cs.p), ref.dx, ref.dx_abs, t);
-          check_close(ops::conv2d_backward_filter(dy, x, ws, cs.p), ref.dw, ref.dw_abs, t);
+          // Some algorithms cover only some keys (e.g. float32 only); the others fall back.
+          auto runs = [&](ConvDirection d) {
+            const ops::ConvKey key = ops::conv2d_key(d, xs, ws, t, kCPU, cs.p);
+            const ops::ConvSelection sel = ops::explain_conv_algos(key);
+            return sel.chosen == algo;
+          };
+          if (runs(ConvDirection::forward)) {
+            check_close(ops::conv2d(x, w, b, cs.p), ref.y, ref.y_abs, t);
+            check_close(ops::conv2d(x, w, Tensor(), cs.p), ref_nobias.y, ref_nobias.y_abs, t);
+          }
+          if (runs(ConvDirection::backward_data))
+            check_close(ops::conv2d_backward_data(dy, w, xs, cs.p), ref.dx, ref.dx_abs, t);
+          if (runs(ConvDirection::backward_filter))
+            check_close(ops::conv2d_backward_filter(dy, x, ws, cs.p), ref.dw, ref.dw_abs, t);
         }
       }
     }
@@ -173,7 +201,7 @@ TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable
     CHECK(ops::forced_conv_algo() == name);
     const ops::ConvSelection sel = ops::explain_conv_algos(key);
     CHECK(sel.policy == ops::ConvPolicy::forced);
-    CHECK(sel.chosen == name);
+    CHECK((sel.chosen == name || sel.reason.find("built without") != std::string::npos));
   }
   try {
     ops::set_conv_algo("winograd_9000");
@@ -198,8 +226,14 @@ TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable
   CHECK(sel.policy == ops::ConvPolicy::heuristic);
   CHECK(!sel.chosen.empty());
   for (const ops::ConvCandidate& c : sel.candidates) {
-    CHECK(c.supported == (c.backend == ops::ConvBackend::cpu));
-    if (!c.supported) check_message(c.reason, {"not supported", "cuda and emu"});
+    // Every cpu algorithm takes a plain float32 convolution, unless the build lacks its
+    // instructions; the GPU ones refuse a cpu key.
+    if (c.backend == ops::ConvBackend::cpu) {
+      CHECK((c.supported || c.reason.find("built without") != std::string::npos));
+    } else {
+      CHECK_FALSE(c.supported);
+      check_message(c.reason, {"not supported", "cuda and emu"});
+    }
     CHECK(c.chosen == (c.name == sel.chosen));
     CHECK(!c.reason.empty());
   }

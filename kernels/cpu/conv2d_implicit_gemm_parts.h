@@ -1,0 +1,148 @@
+// Parts shared by the implicit-GEMM convolution's two files (kernels/cpu/conv2d_implicit_gemm.cpp:
+// forward and backward data; kernels/cpu/conv2d_implicit_gemm_filter.cpp: the filter gradient):
+// tile sizes, the threading rule, the image-copy layout, panel runs and packing. Private to those
+// files; AVX-512 builds only.
+#pragma once
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/conv_shape.h"
+
+namespace ember::kernels::cpu::implicit_gemm {
+
+inline bool unit_stride(const ConvShape& s) {
+  return s.stride_h == 1 && s.stride_w == 1;
+}
+
+constexpr int64_t kNr = 32;      // columns per panel: two vectors
+constexpr int64_t kMr = 8;       // filters per forward tile
+constexpr int64_t kTapPad = 24;  // backward-filter tiles are 24 / NK taps high
+constexpr int64_t kAlign = 16;   // floats: 64-byte alignment of every workspace buffer
+
+inline int64_t round_up(int64_t a, int64_t b) {
+  return (a + b - 1) / b * b;
+}
+// ceil(a / b) for b > 0 and any a.
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -(-a / b);
+}
+inline int64_t taps(const ConvShape& s) {
+  return s.cg() * s.r * s.s;
+}
+inline int64_t columns(const ConvShape& s) {
+  return s.n * s.oh * s.ow;
+}
+inline int64_t panels(const ConvShape& s) {
+  return (columns(s) + kNr - 1) / kNr;
+}
+inline int64_t filter_blocks(const ConvShape& s) {
+  return (s.kg() + kMr - 1) / kMr;
+}
+
+// Parallel over panels only when there is enough work to pay for waking the team.
+constexpr int64_t kParallelMacs = int64_t{1} << 20;
+inline int64_t max_threads(const ConvShape& s) {
+  return omp_in_parallel() || s.macs() < kParallelMacs ? 1 : omp_get_max_threads();
+}
+inline bool image_path(const ConvShape& s);
+inline int64_t threads_for(const ConvShape& s) {
+  if (max_threads(s) == 1) return 1;
+  const int64_t units = image_path(s) ? s.n : panels(s);
+  return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), units));
+}
+
+// Note [Padded images]: with unit stride, a tap's values for 16 consecutive output columns can
+// be 16 consecutive floats of a prepared copy of the image, which each thread makes once per
+// image in a buffer that stays in L2; the micro-kernels then load their operand from there at a
+// per-tap offset, with no panel packing. Two layouts:
+//  - padded: output rows a multiple of 16 wide. One zero-padded copy; a 16-column half of a
+//    panel lies in one output row, at row oh + r*dil, column ow + q*dil of the copy.
+//  - flat: any output width, OH*OW a multiple of 16. One copy per filter column q, shifted by
+//    q*dil - pad and cut to the output's width (zero where the shift leaves the image), so its
+//    rows are exactly OW apart and 16 consecutive outputs are 16 consecutive floats even across
+//    output rows.
+struct ImageLayout {
+  bool ok = false, flat = false;
+  int64_t copies = 1, hp = 0, wp = 0;  // copies of C x hp x wp; data starts at row pad_h
+  int64_t plane() const { return hp * wp; }
+  int64_t elems(const ConvShape& s) const { return round_up(copies * s.c * plane(), kAlign); }
+  // Offset of group g's tap (c, r, q) and of output column p (within the image).
+  int64_t tap(const ConvShape& s, int64_t g, int64_t c, int64_t r, int64_t q) const {
+    const int64_t ch = g * s.cg() + c;
+    return flat ? ((q * s.c + ch) * hp + r * s.dil_h) * wp
+                : (ch * hp + r * s.dil_h) * wp + q * s.dil_w;
+  }
+  int64_t column(const ConvShape& s, int64_t p) const {
+    return flat ? p : (p / s.ow) * wp + p % s.ow;
+  }
+};
+
+constexpr int64_t kMaxImageElems = int64_t{1} << 20;  // per thread: 4 MiB
+
+inline ImageLayout image_layout(const ConvShape& s) {
+  ImageLayout l;
+  if (s.stride_h != 1 || s.stride_w != 1 || s.pad_h < 0) return l;
+  l.hp = s.pad_h + std::max(s.h, s.oh - s.pad_h + s.dil_h * (s.r - 1));
+  if (s.ow % 16 == 0 && s.pad_w >= 0) {
+    l.wp = s.pad_w + std::max(s.w, s.ow - s.pad_w + s.dil_w * (s.s - 1));
+  } else if (s.oh * s.ow % 16 == 0) {
+    l.flat = true, l.copies = s.s, l.wp = s.ow;
+  } else {
+    return l;
+  }
+  l.ok = l.elems(s) <= kMaxImageElems;
+  return l;
+}
+// The image copies split the batch over the threads, so they serve batches of at least one image
+// per thread; smaller batches split panels instead. The answer depends on the threading context
+// (inside a parallel region there is one thread), so the drivers decide and size everything
+// before they start their threads.
+inline bool image_path(const ConvShape& s) {
+  return image_layout(s).ok && s.n >= max_threads(s);
+}
+
+// Columns [dst, dst + len) of a panel: image n, output row oh, output columns [ow, ow + len).
+struct Run {
+  int64_t n, oh, ow, len, dst;
+};
+
+inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
+  const int64_t p = s.oh * s.ow, end = std::min(j0 + kNr, columns(s));
+  int count = 0;
+  for (int64_t j = j0; j < end;) {
+    const int64_t n = j / p, rem = j % p, oh = rem / s.ow, ow = rem % s.ow;
+    const int64_t len = std::min(end - j, s.ow - ow);
+    runs[count++] = {n, oh, ow, len, j - j0};
+    j += len;
+  }
+  return count;
+}
+
+// Lanes [lo, hi) of a 16-lane mask, clamped to [0, 16).
+inline __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = std::max<int64_t>(lo, 0);
+  hi = std::min<int64_t>(hi, 16);
+  if (hi <= lo) return 0;
+  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+// bp (taps x kNr) = the panel's columns of col(X) for group g (Note [Panel packing]). Columns
+// past the last run are zero.
+void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
+                float* bp);
+
+// Copies image n of x into buf in layout l (Note [Padded images]).
+void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf);
+
+// The filter gradient (kernels/cpu/conv2d_implicit_gemm_filter.cpp): workspace floats for nw
+// threads, estimated work (as conv2d_implicit_gemm_work) and the run.
+int64_t bwd_filter_elems(const ConvShape& s, int64_t nw);
+double bwd_filter_work(const ConvShape& s);
+void bwd_filter(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
+                int64_t nw);
+
+}  // namespace ember::kernels::cpu::implicit_gemm
