@@ -74,10 +74,9 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   Tensor rv = running_var.defined() && !running_var.is_contiguous() ? running_var.contiguous()
                                                                     : running_var;
   if (x.device().is_gpu_like()) {
-    const gpu_types::BatchNormShape gs{s.n, s.c, s.s};
-    Tensor ws = empty({gpu_types::batch_norm_workspace(gs)}, {kFloat64, x.device()});
+    Tensor ws = empty({gpu_types::batch_norm_workspace(s)}, {kFloat64, x.device()});
     gpu_kernels(x.device())
-        .batch_norm_fwd(gpu_scalar(x.dtype(), op), gs, {training, momentum, eps}, x.data_ptr(),
+        .batch_norm_fwd(gpu_scalar(x.dtype(), op), s, {training, momentum, eps}, x.data_ptr(),
                         ptr_or_null(w), ptr_or_null(b), rm.defined() ? rm.data_ptr() : nullptr,
                         rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
                         r.save_mean.data_ptr(), r.save_invstd.data_ptr(), ws.data<double>(),
@@ -133,10 +132,9 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   void* dw = want_weight ? g.grad_weight.data_ptr() : nullptr;
   void* db = want_bias ? g.grad_bias.data_ptr() : nullptr;
   if (x.device().is_gpu_like()) {
-    const gpu_types::BatchNormShape gs{s.n, s.c, s.s};
-    Tensor ws = empty({gpu_types::batch_norm_workspace(gs)}, {kFloat64, x.device()});
+    Tensor ws = empty({gpu_types::batch_norm_workspace(s)}, {kFloat64, x.device()});
     gpu_kernels(x.device())
-        .batch_norm_bwd(gpu_scalar(x.dtype(), op), gs, training, x.data_ptr(), dy.data_ptr(),
+        .batch_norm_bwd(gpu_scalar(x.dtype(), op), s, training, x.data_ptr(), dy.data_ptr(),
                         ptr_or_null(w), sm.data_ptr(), si.data_ptr(), dx, dw, db, ws.data<double>(),
                         nullptr);
   } else {

@@ -4,19 +4,13 @@
 
 #include <cstdint>
 
+#include "kernels/batch_norm_shape.h"
 #include "runtime/dtype.h"
 
 namespace ember::kernels::cpu {
 
-struct BatchNormShape {
-  int64_t n = 0, c = 0, s = 1;
-};
-
-struct BatchNormParams {
-  bool training = true;
-  double momentum = 0.1;
-  double eps = 1e-5;
-};
+using kernels::BatchNormParams;
+using kernels::BatchNormShape;
 
 // y = (x - mean) * invstd * weight + bias, per channel.
 // Training: mean and the biased variance come from x, accumulated in double (float32: one pass

@@ -5,20 +5,14 @@
 
 #include <cstdint>
 
+#include "kernels/batch_norm_shape.h"
 #include "kernels/cuda/gpu_types.cuh"
 #include "runtime/gpu.h"
 
 namespace ember::kernels::gpu_types {
 
-struct BatchNormShape {
-  int64_t n = 0, c = 0, s = 1;
-};
-
-struct BatchNormParams {
-  bool training = true;
-  double momentum = 0.1;
-  double eps = 1e-5;
-};
+using kernels::BatchNormParams;
+using kernels::BatchNormShape;
 
 // Each channel's N*S values are split into this many parts, one block each: enough blocks in
 // all to fill a large GPU, but at least ~2048 values per block.
