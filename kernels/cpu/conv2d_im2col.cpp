@@ -142,9 +142,7 @@ void for_images(const ConvShape& s, int64_t nw, F&& body) {
     const int64_t lo = s.n * wk / nw, hi = s.n * (wk + 1) / nw;
     for (int64_t n = lo; n < hi; ++n) body(n, wk);
   };
-  if (nw == 1) return worker(0);
-#pragma omp parallel for schedule(static, 1)
-  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+  run_workers(nw, worker);
 }
 
 // Runs body(first, count, worker) over runs of up to `b` consecutive images, each worker owning
@@ -155,9 +153,7 @@ void for_chunks(const ConvShape& s, int64_t nw, int64_t b, F&& body) {
     const int64_t lo = s.n * wk / nw, hi = s.n * (wk + 1) / nw;
     for (int64_t n = lo; n < hi; n += b) body(n, std::min(b, hi - n), wk);
   };
-  if (nw == 1) return worker(0);
-#pragma omp parallel for schedule(static, 1)
-  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+  run_workers(nw, worker);
 }
 
 // Copies Kg x P blocks of `count` images between NCHW (image stride K*P) and the gathered

@@ -29,6 +29,7 @@
 
 #if defined(__AVX512F__)
 #include "kernels/cpu/conv2d_implicit_gemm_parts.h"
+#include "kernels/cpu/loops.h"
 #endif
 
 namespace ember::kernels::cpu {
@@ -362,9 +363,7 @@ void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float
       }
     }
   };
-  if (nw == 1) return worker(0);
-#pragma omp parallel for schedule(static, 1) num_threads(nw)
-  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+  run_workers(nw, worker);
 }
 
 // y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
@@ -401,9 +400,7 @@ void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float
       }
     }
   };
-  if (nw == 1) return worker(0);
-#pragma omp parallel for schedule(static, 1) num_threads(nw)
-  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+  run_workers(nw, worker);
 }
 
 void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float* dx,

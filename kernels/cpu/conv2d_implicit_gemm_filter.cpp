@@ -7,6 +7,7 @@
 
 #if defined(__AVX512F__)
 #include "kernels/cpu/conv2d_implicit_gemm_parts.h"
+#include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu::implicit_gemm {
 
@@ -235,12 +236,7 @@ void bwd_filter_lanes(const ConvShape& s, const float* dy, const float* x, float
       }
     }
   };
-  if (nw == 1) {
-    worker(0);
-  } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nw)
-    for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
-  }
+  run_workers(nw, worker);
   // dw[g*kg + k][t] = the lanes of each thread's accumulator summed, then the threads in order.
   for (int64_t g = 0; g < s.groups; ++g)
     for (int64_t k = 0; k < kg; ++k)
@@ -309,12 +305,7 @@ void bwd_filter_panels(const ConvShape& s, const float* dy, const float* x, floa
       }
     }
   };
-  if (nw == 1) {
-    worker(0);
-  } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nw)
-    for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
-  }
+  run_workers(nw, worker);
   // dw[g*kg + k][t] = the threads' partial dWᵀ[g][t][k], summed in thread order.
   for (int64_t g = 0; g < s.groups; ++g)
     for (int64_t k = 0; k < kg; ++k)

@@ -22,13 +22,20 @@ constexpr int64_t kParallelGrain = 32768;
 template <typename F>
 void dispatch_cpu_dtype(DType t, const char* op, F&& f) {
   switch (t) {
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-    case DType::i32: return f(int32_t{});
-    case DType::i64: return f(int64_t{});
-    case DType::u8: return f(uint8_t{});
-    case DType::b8: return f(bool{});
-    default: break;
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    case DType::i32:
+      return f(int32_t{});
+    case DType::i64:
+      return f(int64_t{});
+    case DType::u8:
+      return f(uint8_t{});
+    case DType::b8:
+      return f(bool{});
+    default:
+      break;
   }
   EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t), " version");
 }
@@ -98,6 +105,17 @@ void parallel_range(int64_t n, F&& inner) {
     const int64_t lo = c * len, hi = std::min(n, lo + len);
     if (lo < hi) inner(lo, hi - lo);
   }
+}
+
+// Runs worker(wk) for wk in [0, nw), one OpenMP thread each; a single worker runs on the calling
+// thread, outside any OpenMP region (so its Eigen products may still use Eigen's threads, Note
+// [Eigen's threads]). For work split into a fixed number of parts whose results combine in a
+// fixed order.
+template <typename F>
+void run_workers(int64_t nw, F&& worker) {
+  if (nw == 1) return worker(int64_t{0});
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(nw))
+  for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
 }
 
 }  // namespace ember::kernels::cpu
