@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "ops/conv_algo.h"
+#include "ops/matmul.h"
 #include "runtime/env.h"
 #include "runtime/gpu.h"
 
@@ -136,6 +137,16 @@ void init_runtime(pb::module_& m) {
   m.def("_conv_deterministic", &ops::conv_deterministic);
   m.def("_conv_algo_names", &ops::conv_algo_names);
   m.def("_conv_clear_cache", &ops::clear_conv_algo_cache);
+  // matmul on `cuda`: Ember's tiled GEMM or cuBLAS.
+  m.def("_gpu_gemm", [] { return std::string(ops::gpu_gemm_name(ops::gpu_gemm())); });
+  m.def("_gpu_gemm_has_cublas", &ops::gpu_gemm_has_cublas);
+  m.def("_set_gpu_gemm", [](const std::string& name) {
+    if (name == "auto" || name == "automatic") return ops::set_gpu_gemm(ops::GpuGemm::automatic);
+    if (name == "ember") return ops::set_gpu_gemm(ops::GpuGemm::ember);
+    if (name == "cublas") return ops::set_gpu_gemm(ops::GpuGemm::cublas);
+    EMBER_THROW(ValueError, "set_gemm: unknown GEMM '", name,
+                "': expected 'auto', 'ember' or 'cublas'");
+  });
   // The ranking of every algorithm for one convolution, as PyTorch's shapes describe it.
   m.def(
       "_explain_conv_algos",

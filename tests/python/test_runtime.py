@@ -1,4 +1,5 @@
 """Runtime: doctor, CUDA availability, devices, conv algorithm policy, memory statistics."""
+import numpy as np
 import pytest
 
 import ember
@@ -63,3 +64,23 @@ def test_conv_algorithm_policy():
     assert conv.deterministic()
     conv.set_deterministic(False)
     assert conv.forced_algo() == ""
+
+
+def test_gpu_gemm_switch():
+    mm = ember.backends.matmul
+    assert mm.gemm() in ("auto", "ember", "cublas")
+    before = mm.gemm()
+    try:
+        mm.set_gemm("ember")
+        assert mm.gemm() == "ember"
+        # emu always runs Ember's GEMM, whatever the switch says.
+        a, b = ember.randn(5, 7), ember.randn(7, 3)
+        np.testing.assert_allclose((a.to("emu") @ b.to("emu")).cpu().numpy(),
+                                   a.numpy().astype(np.float64) @ b.numpy(), rtol=1e-5, atol=1e-5)
+        if mm.has_cublas():
+            mm.set_gemm("cublas")
+            assert mm.gemm() == "cublas"
+        with pytest.raises(ember.ValueError, match="expected 'auto', 'ember' or 'cublas'"):
+            mm.set_gemm("fastest")
+    finally:
+        mm.set_gemm(before)

@@ -1,2 +1,4 @@
-"""Backend switches: ember.backends.conv (convolution algorithm policy)."""
+"""Backend switches: ember.backends.conv (convolution algorithm policy), ember.backends.matmul
+(the GPU GEMM)."""
 from . import conv  # noqa: F401
+from . import matmul  # noqa: F401
