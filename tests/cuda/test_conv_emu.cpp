@@ -43,6 +43,20 @@ const std::vector<ConvCase>& cases() {
        conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"several tiles in every dimension, groups 2", 2, 16, 20, 19, 144, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 2)},
+      // Each implicit_gemm tile shape (Note [Choosing the tile]; the emulator has 8
+      // multiprocessors), with partial tiles along both dims.
+      {"16 filters, 5 channels (512 x 16 tiles)", 2, 5, 44, 45, 16, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"24 filters, 5 channels, stride 2 (256 x 32; 512 x 16 backward-data)", 2, 5, 61, 60, 24, 3,
+       3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"27 filters, 16 channels (128 x 32; 256 x 32 backward-filter)", 1, 16, 6, 7, 27, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"40 filters, 48 channels per group, groups 2 (256 x 64)", 1, 96, 42, 44, 80, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 2)},
+      {"150 filters, 70 channels, 1x1 (128 x 128; 128 x 64 backward-data)", 1, 70, 20, 21, 150, 1,
+       1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"16 filters, 200 channels (512 x 16 backward-filter)", 1, 200, 4, 4, 16, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
