@@ -126,6 +126,27 @@ TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in ever
   }
 }
 
+TEST_CASE("emu conv2d: implicit_gemm with more groups than a grid's z dimension holds") {
+  // 65537 groups of one channel and two filters: blockIdx.z walks the groups past 65535 (one
+  // thread order and float32 only: each launch runs 65535 blocks on the emulator).
+  ConvPolicyGuard guard;
+  std::mt19937 g(fresh_seed());
+  const int64_t groups = 65537;
+  const Conv2dParams p = conv_params(1, 1, 0, 0, 1, 1, groups);
+  const Shape xs{1, groups, 1, 1}, ws{2 * groups, 1, 1, 1}, ys{1, 2 * groups, 1, 1};
+  const Tensor x = device_operand(xs, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor w = device_operand(ws, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor dy = device_operand(ys, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor xr = x.to(kCPU, kFloat64), wr = w.to(kCPU, kFloat64), dyr = dy.to(kCPU, kFloat64);
+  ops::set_conv_algo("direct");
+  const Tensor y_ref = ops::conv2d(xr, wr, Tensor(), p);
+  const Tensor dw_ref = ops::conv2d_backward_filter(dyr, xr, ws, p);
+  ops::set_conv_algo("implicit_gemm");
+  // Backward-data runs the forward kernel's group loop; backward-filter has its own.
+  check_conv(ops::conv2d(x, w, Tensor(), p), y_ref, kFloat32);
+  check_conv(ops::conv2d_backward_filter(dy, x, ws, p), dw_ref, kFloat32);
+}
+
 TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones refuse the device") {
   ConvPolicyGuard guard;
   const Conv2dParams p = conv_params(1, 1, 1, 1, 1, 1, 1);
