@@ -15,11 +15,12 @@
 //                    tiles and a long reduction, the reduction is split (split-K) into partial
 //                    sums in the workspace, which a second kernel adds in a fixed order.
 //
-// Tiles: a block of 256 threads computes 128 rows x BN cols (BN = 16, 32 or 64 by the column
-// count), walking the reduction 8 at a time through double-buffered shared memory; each thread
-// keeps an 8 x BN/16 register tile (rows 4*tx..+3 and 64 + 4*tx..+3, cols TN*ty..), read from
-// shared memory as float4/double2 vectors. The next tile's global loads are issued into
-// registers before the current tile is multiplied, and one barrier per step separates the
+// Tiles: a block computes BM rows x BN cols (Tile<BM, BN, TM, TN>; Note [Choosing the tile]
+// picks one of seven shapes by the column count), walking the reduction 8 at a time through
+// double-buffered shared memory; each thread keeps a TM x TN register tile (8 x 4 or 8 x 8) made
+// of 4 x 4 sub-tiles half a block apart, read from shared memory as float4/double2 vectors, and
+// warps of 8 x 4 threads make each read one wavefront. The next tile's global loads are issued
+// into registers before the current tile is multiplied, and one barrier per step separates the
 // buffers. Loads go along the pixel dimension across neighbouring threads (coalesced for stride
 // 1); shared rows are padded by 4 so the transposing stores are free of bank conflicts. Each
 // thread follows its (channel, r, s) or (n, p, q) position incrementally: no division in the
@@ -51,6 +52,7 @@ struct Tile {
   static constexpr int kThreads = kRowThreads * kColThreads;
   static_assert(TM_ % 4 == 0 && TN_ % 4 == 0 && TM_ <= 8 && TN_ <= 8, "4 x 4 sub-tiles, <= 2");
   static_assert(kThreads % 32 == 0 && kThreads <= 256 && (kBN * kBK) % 32 == 0, "block shape");
+  static_assert(kRowThreads % 8 == 0 && kColThreads % 4 == 0, "warps of 8 x 4 threads");
 };
 
 // The shapes the launchers choose from (Note [Choosing the tile] below the kernels).
@@ -82,6 +84,18 @@ __device__ __forceinline__ void load_vec(const T* p, T* out) {
   } else {
     for (int i = 0; i < N; ++i) out[i] = p[i];
   }
+}
+
+// A warp is 8 threads along rows x 4 along cols, so each of its fragment reads touches 128
+// contiguous bytes of A (or 64 of B) and costs one shared-memory wavefront; warps tile the block
+// rows first. tx (ty) numbers the thread's 4-row (4-col) groups.
+template <typename C>
+__device__ __forceinline__ int thread_row(int tid) {
+  return tid / 32 % (C::kRowThreads / 8) * 8 + tid % 8;
+}
+template <typename C>
+__device__ __forceinline__ int thread_col(int tid) {
+  return tid / 32 / (C::kRowThreads / 8) * 4 + tid % 32 / 8;
 }
 
 // The block-tile row of this thread's register row i, and column of its register column j.
@@ -171,7 +185,7 @@ __global__ void __launch_bounds__(C::kThreads)
   // B loads: reduction position tid % 8, columns tid / 8 + kThreads / 8 * i.
   constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads, kBStep = kThreads / kBK;
   __shared__ Tiles<T, C> sm;
-  const int tid = threadIdx.x, tx = tid % C::kRowThreads, ty = tid / C::kRowThreads;
+  const int tid = threadIdx.x, tx = thread_row<C>(tid), ty = thread_col<C>(tid);
   const int rs = g.r * g.s, kdim = g.ca * rs;
   const int nk = (kdim + kBK - 1) / kBK;
   const int64_t m0 = int64_t(blockIdx.x) * kBM;
@@ -299,7 +313,7 @@ __global__ void __launch_bounds__(C::kThreads)
   constexpr int kStep = kThreads / kBK;
   constexpr int kALoads = kBM * kBK / kThreads, kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
   __shared__ Tiles<T, C> sm;
-  const int tid = threadIdx.x, tx = tid % C::kRowThreads, ty = tid / C::kRowThreads;
+  const int tid = threadIdx.x, tx = thread_row<C>(tid), ty = thread_col<C>(tid);
   const int rs = g.r * g.s;
   const int64_t rows = int64_t(g.cg) * rs;
   const int64_t m0 = int64_t(blockIdx.x) * kBM;
@@ -593,7 +607,9 @@ void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* d
     T* op = static_cast<T*>(out);
     with_tile(tile.id, [&](auto c) {
       using C = decltype(c);
-      if constexpr (!std::is_same_v<T, double> || !std::is_same_v<C, Tile512x16>) {
+      // Never chosen for float64: 512 x 16 (shared memory) and 256 x 64 (registers).
+      if constexpr (!std::is_same_v<T, double> ||
+                    !(std::is_same_v<C, Tile512x16> || std::is_same_v<C, Tile256x64>)) {
         auto* k = &conv2d_wgrad_gemm_kernel<T, C>;
         EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, d, xp, op);
       }
