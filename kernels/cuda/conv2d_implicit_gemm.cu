@@ -413,15 +413,18 @@ void check_scalar(Scalar t, const char* op) {
 }
 
 // Note [Choosing the tile]
-// The columns per group set a width class, each with a big tile and a smaller one for grids
-// that would not fill the GPU (fewer blocks than multiprocessors):
-//   cols <= 16: 512 x 16 (8 x 4 per thread), else 256 x 16 (128 threads; float64 always, as
+// The columns per group set a width class, each with a big tile and smaller ones for grids
+// that would not fill the GPU: the launcher takes the first whose grid has at least one block
+// per multiprocessor, else the last.
+//   cols <= 16: 512 x 16 (8 x 4 per thread), 256 x 16 (128 threads; float64 always, as
 //               512 x 16 would need 66 KB of shared memory);
-//   cols <= 32: 256 x 32 (8 x 4), else 128 x 32 (128 threads);
-//   cols <= 64: 256 x 64 (8 x 8), else 128 x 64 (8 x 4);
-//   wider:      128 x 128 (8 x 8), else 128 x 64 (8 x 4).
-// Backward-filter fills the GPU by splitting its reduction instead, so it takes the tile of
-// its class that pads its few rows (C/G*R*S) and columns least, the bigger on a tie.
+//   cols <= 32: 256 x 32 (8 x 4), 128 x 32 (128 threads);
+//   cols <= 64: 256 x 64 (8 x 8), 128 x 64 (8 x 4), 128 x 32;
+//   wider:      128 x 128 (8 x 8), 128 x 64, 128 x 32.
+// Smaller tiles keep the 8 x 4 thread tile and use fewer threads rather than thinner tiles:
+// ResNet-20's 64-filter layer (8192 x 64) gets 128 blocks of 128 threads, not 64 of 256.
+// Backward-filter fills the GPU by splitting its reduction instead, so it takes whichever of
+// its class's first two tiles pads its few rows (C/G*R*S) and its columns least.
 enum class TileId { t512x16, t256x16, t256x32, t128x32, t256x64, t128x64, t128x128 };
 
 struct TileChoice {
@@ -447,11 +450,19 @@ int multiprocessors() {
 #endif
 }
 
-// The big and the small tile of the width class of cols.
-void tile_class(int64_t cols, bool f64, TileChoice& big, TileChoice& small) {
-  const int i = cols <= 16 ? 0 : cols <= 32 ? 2 : cols <= 64 ? 4 : 6;
-  big = kTiles[i], small = kTiles[i == 6 ? 5 : i + 1];
-  if (f64 && i == 0) big = small;
+// The tiles of the width class of cols, biggest first (Note [Choosing the tile]).
+struct TileClass {
+  TileChoice tiles[3];
+  int n;
+};
+TileClass tile_class(int64_t cols, bool f64) {
+  const TileChoice &t512x16 = kTiles[0], &t256x16 = kTiles[1], &t256x32 = kTiles[2],
+                   &t128x32 = kTiles[3], &t256x64 = kTiles[4], &t128x64 = kTiles[5],
+                   &t128x128 = kTiles[6];
+  if (cols <= 16) return f64 ? TileClass{{t256x16}, 1} : TileClass{{t512x16, t256x16}, 2};
+  if (cols <= 32) return {{t256x32, t128x32}, 2};
+  if (cols <= 64) return {{t256x64, t128x64, t128x32}, 3};
+  return {{t128x128, t128x64, t128x32}, 3};
 }
 
 int64_t tile_count(const TileChoice& t, int64_t rows, int64_t cols) {
@@ -459,14 +470,16 @@ int64_t tile_count(const TileChoice& t, int64_t rows, int64_t cols) {
 }
 
 TileChoice gather_tile(int64_t rows, int64_t cols, int64_t groups, bool f64) {
-  TileChoice big, small;
-  tile_class(cols, f64, big, small);
-  return tile_count(big, rows, cols) * groups >= multiprocessors() ? big : small;
+  const TileClass c = tile_class(cols, f64);
+  for (int i = 0; i + 1 < c.n; ++i)
+    if (tile_count(c.tiles[i], rows, cols) * groups >= multiprocessors()) return c.tiles[i];
+  return c.tiles[c.n - 1];
 }
 
 TileChoice wgrad_tile(int64_t rows, int64_t cols, bool f64) {
-  TileChoice big, small;
-  tile_class(cols, f64, big, small);
+  const TileClass c = tile_class(cols, f64);
+  const TileChoice& big = c.tiles[0];
+  const TileChoice& small = c.tiles[c.n > 1 ? 1 : 0];
   // 256 x 64 spills in float64 (255 registers with its eight rows of gather state).
   if (f64 && big.id == TileId::t256x64) return small;
   auto area = [&](const TileChoice& t) { return tile_count(t, rows, cols) * t.bm * t.bn; };
