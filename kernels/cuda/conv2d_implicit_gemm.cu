@@ -15,11 +15,12 @@
 //                    tiles and a long reduction, the reduction is split (split-K) into partial
 //                    sums in the workspace, which a second kernel adds in a fixed order.
 //
-// Tiles: a block of 256 threads computes 128 rows x BN cols (BN = 16, 32 or 64 by the column
-// count), walking the reduction 8 at a time through double-buffered shared memory; each thread
-// keeps an 8 x BN/16 register tile (rows 4*tx..+3 and 64 + 4*tx..+3, cols TN*ty..), read from
-// shared memory as float4/double2 vectors. The next tile's global loads are issued into
-// registers before the current tile is multiplied, and one barrier per step separates the
+// Tiles: a block computes BM rows x BN cols (Tile<BM, BN, TM, TN>; Note [Choosing the tile]
+// picks one of seven shapes by the column count), walking the reduction 8 at a time through
+// double-buffered shared memory; each thread keeps a TM x TN register tile (8 x 4 or 8 x 8) made
+// of 4 x 4 sub-tiles half a block apart, read from shared memory as float4/double2 vectors, and
+// warps of 8 x 4 threads make each read one wavefront. The next tile's global loads are issued
+// into registers before the current tile is multiplied, and one barrier per step separates the
 // buffers. Loads go along the pixel dimension across neighbouring threads (coalesced for stride
 // 1); shared rows are padded by 4 so the transposing stores are free of bank conflicts. Each
 // thread follows its (channel, r, s) or (n, p, q) position incrementally: no division in the
@@ -38,14 +39,35 @@ namespace {
 using gpu_types::Scalar;
 using namespace detail;
 
-constexpr int kBM = 128, kBK = 8, kThreads = 256, kPad = 4;
+constexpr int kBK = 8, kPad = 4;
 constexpr unsigned kMaxGridZ = 65535;
 
-template <typename T, int TN>
+// A block tile of BM rows x BN cols, each thread an TM x TN register tile made of 4 x 4
+// sub-tiles BM/2 rows (and, for TN = 8, BN/2 cols) apart, so its fragments are float4 reads and
+// a warp's reads are broadcasts or contiguous. Threads: (BM/TM) along rows x (BN/TN) along cols.
+template <int BM_, int BN_, int TM_, int TN_>
+struct Tile {
+  static constexpr int kBM = BM_, kBN = BN_, kTM = TM_, kTN = TN_;
+  static constexpr int kRowThreads = BM_ / TM_, kColThreads = BN_ / TN_;
+  static constexpr int kThreads = kRowThreads * kColThreads;
+  static_assert(TM_ % 4 == 0 && TN_ % 4 == 0 && TM_ <= 8 && TN_ <= 8, "4 x 4 sub-tiles, <= 2");
+  static_assert(kThreads % 32 == 0 && kThreads <= 256 && (kBN * kBK) % 32 == 0, "block shape");
+  static_assert(kRowThreads % 8 == 0 && kColThreads % 4 == 0, "warps of 8 x 4 threads");
+};
+
+// The shapes the launchers choose from (Note [Choosing the tile] below the kernels).
+using Tile512x16 = Tile<512, 16, 8, 4>;    // 256 threads: 64 along rows x 4 along cols
+using Tile256x16 = Tile<256, 16, 8, 4>;    // 128 threads, narrow and small (and float64)
+using Tile256x32 = Tile<256, 32, 8, 4>;    // 256 threads: 32 x 8
+using Tile128x32 = Tile<128, 32, 8, 4>;    // 128 threads, narrow and small
+using Tile256x64 = Tile<256, 64, 8, 8>;    // 256 threads: 32 x 8
+using Tile128x64 = Tile<128, 64, 8, 4>;    // 256 threads: 16 x 16
+using Tile128x128 = Tile<128, 128, 8, 8>;  // 256 threads: 16 x 16, as the SGEMM
+
+template <typename T, typename C>
 struct alignas(16) Tiles {
-  static constexpr int kBN = 16 * TN;
-  T a[2][kBK][kBM + kPad];  // A tile, reduction-major: a thread reads 4 consecutive rows
-  T b[2][kBK][kBN + kPad];
+  T a[2][kBK][C::kBM + kPad];  // A tile, reduction-major: a thread reads 4 consecutive rows
+  T b[2][kBK][C::kBN + kPad];
 };
 
 // out[0..N) = p[0..N), as one or two vector loads where the type allows (p is aligned).
@@ -54,9 +76,6 @@ __device__ __forceinline__ void load_vec(const T* p, T* out) {
   if constexpr (std::is_same_v<T, float> && N == 4) {
     const float4 v = *reinterpret_cast<const float4*>(p);
     out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
-  } else if constexpr (std::is_same_v<T, float> && N == 2) {
-    const float2 v = *reinterpret_cast<const float2*>(p);
-    out[0] = v.x, out[1] = v.y;
   } else if constexpr (std::is_same_v<T, double> && N % 2 == 0) {
     for (int h = 0; h < N / 2; ++h) {
       const double2 v = reinterpret_cast<const double2*>(p)[h];
@@ -67,34 +86,51 @@ __device__ __forceinline__ void load_vec(const T* p, T* out) {
   }
 }
 
-// acc += the 8 x TN slice of A-tile x B-tile that this thread owns.
-template <typename T, int TN>
-__device__ __forceinline__ void multiply_tile(const T (*as)[kBM + kPad],
-                                              const T (*bs)[16 * TN + kPad], T (&acc)[8][TN],
-                                              int tx, int ty) {
-  for (int kk = 0; kk < kBK; ++kk) {
-    T af[8], bf[TN];
-    load_vec<4>(&as[kk][4 * tx], af);
-    load_vec<4>(&as[kk][64 + 4 * tx], af + 4);
-    load_vec<TN>(&bs[kk][TN * ty], bf);
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < TN; ++j) acc[i][j] += af[i] * bf[j];
-  }
+// A warp is 8 threads along rows x 4 along cols, so each of its fragment reads touches 128
+// contiguous bytes of A (or 64 of B) and costs one shared-memory wavefront; warps tile the block
+// rows first. tx (ty) numbers the thread's 4-row (4-col) groups.
+template <typename C>
+__device__ __forceinline__ int thread_row(int tid) {
+  return tid / 32 % (C::kRowThreads / 8) * 8 + tid % 8;
+}
+template <typename C>
+__device__ __forceinline__ int thread_col(int tid) {
+  return tid / 32 / (C::kRowThreads / 8) * 4 + tid % 32 / 8;
 }
 
+// The block-tile row of this thread's register row i, and column of its register column j.
+template <typename C>
 __device__ __forceinline__ int tile_row(int tx, int i) {
-  return i < 4 ? 4 * tx + i : 64 + 4 * tx + (i - 4);
+  return (i / 4) * (C::kBM / 2) + 4 * tx + i % 4;
+}
+template <typename C>
+__device__ __forceinline__ int tile_col(int ty, int j) {
+  return (j / 4) * (C::kBN / 2) + 4 * ty + j % 4;
+}
+
+// acc += the TM x TN slice of A-tile x B-tile that this thread owns.
+template <typename T, typename C>
+__device__ __forceinline__ void multiply_tile(const T (*as)[C::kBM + kPad],
+                                              const T (*bs)[C::kBN + kPad],
+                                              T (&acc)[C::kTM][C::kTN], int tx, int ty) {
+  for (int kk = 0; kk < kBK; ++kk) {
+    T af[C::kTM], bf[C::kTN];
+    for (int h = 0; h < C::kTM / 4; ++h) load_vec<4>(&as[kk][tile_row<C>(tx, 4 * h)], af + 4 * h);
+    for (int h = 0; h < C::kTN / 4; ++h) load_vec<4>(&bs[kk][tile_col<C>(ty, 4 * h)], bf + 4 * h);
+    for (int i = 0; i < C::kTM; ++i)
+      for (int j = 0; j < C::kTN; ++j) acc[i][j] += af[i] * bf[j];
+  }
 }
 
 // acc = the sum over nk reduction steps of this thread's slice of A-tile x B-tile, double-buffered
 // in shared memory: load() fetches the next step's elements into registers while the current
 // step multiplies, store(buf) writes them to buffer buf, advance() moves to the next step.
-template <typename T, int TN, typename Load, typename Advance, typename Store>
-__device__ __forceinline__ void gemm_steps(Tiles<T, TN>& sm, int nk, int tx, int ty,
-                                           T (&acc)[8][TN], Load& load, Advance& advance,
+template <typename T, typename C, typename Load, typename Advance, typename Store>
+__device__ __forceinline__ void gemm_steps(Tiles<T, C>& sm, int nk, int tx, int ty,
+                                           T (&acc)[C::kTM][C::kTN], Load& load, Advance& advance,
                                            Store& store) {
-  for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+  for (int i = 0; i < C::kTM; ++i)
+    for (int j = 0; j < C::kTN; ++j) acc[i][j] = T(0);
   load();
   store(0);
   __syncthreads();
@@ -104,7 +140,7 @@ __device__ __forceinline__ void gemm_steps(Tiles<T, TN>& sm, int nk, int tx, int
       advance();
       load();  // in flight while this step multiplies
     }
-    multiply_tile<T, TN>(sm.a[cur], sm.b[cur], acc, tx, ty);
+    multiply_tile<T, C>(sm.a[cur], sm.b[cur], acc, tx, ty);
     if (it + 1 < nk) store(cur ^ 1);
     __syncthreads();
   }
@@ -138,107 +174,118 @@ __device__ __forceinline__ void step_tap(Tap& t, int r, int s) {
   }
 }
 
-template <typename T, int TN, bool kBackward>
-__global__ void __launch_bounds__(kThreads)
+template <typename T, typename C, bool kBackward>
+__global__ void __launch_bounds__(C::kThreads)
     conv2d_gather_gemm_kernel(GatherGemm g, const T* __restrict__ a_src, const T* __restrict__ w,
                               const T* __restrict__ bias, T* __restrict__ out) {
-  constexpr int kBN = 16 * TN;
-  constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
-  __shared__ Tiles<T, TN> sm;
-  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  constexpr int kBM = C::kBM, kBN = C::kBN, kThreads = C::kThreads;
+  // A loads: rows tid % kARows + kARows * u (u < kAPasses), kAK reduction positions each.
+  constexpr int kARows = kBM < kThreads ? kBM : kThreads;
+  constexpr int kAK = kBK * kARows / kThreads, kAPasses = kBM / kARows;
+  // B loads: reduction position tid % 8, columns tid / 8 + kThreads / 8 * i.
+  constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads, kBStep = kThreads / kBK;
+  __shared__ Tiles<T, C> sm;
+  const int tid = threadIdx.x, tx = thread_row<C>(tid), ty = thread_col<C>(tid);
   const int rs = g.r * g.s, kdim = g.ca * rs;
   const int nk = (kdim + kBK - 1) / kBK;
   const int64_t m0 = int64_t(blockIdx.x) * kBM;
   const int n0 = int(blockIdx.y) * kBN;
   const int64_t a_hw = g.ah * g.aw, m_hw = g.mh * g.mw;
 
-  // A loads: row tid % 128 (fixed), reduction positions 4 * (tid / 128) + 0..3 of each step.
-  const int64_t am = m0 + tid % kBM;
-  const bool am_ok = am < g.m;
-  int64_t a_img = 0;  // n * a_channels * a_hw
-  int hb = 0, wb = 0;
-  if (am_ok) {
-    const int64_t n = am / m_hw, pq = am % m_hw;
-    const int p = int(pq / g.mw), q = int(pq % g.mw);
-    a_img = n * g.a_channels * a_hw;
-    hb = kBackward ? p + g.ph : p * g.sh - g.ph;
-    wb = kBackward ? q + g.pw : q * g.sw - g.pw;
+  bool am_ok[kAPasses];
+  int64_t a_img[kAPasses];  // n * a_channels * a_hw
+  int hb[kAPasses], wb[kAPasses];
+  for (int u = 0; u < kAPasses; ++u) {
+    const int64_t am = m0 + tid % kARows + kARows * u;
+    am_ok[u] = am < g.m;
+    a_img[u] = 0, hb[u] = 0, wb[u] = 0;
+    if (am_ok[u]) {
+      const int64_t n = am / m_hw, pq = am % m_hw;
+      const int p = int(pq / g.mw), q = int(pq % g.mw);
+      a_img[u] = n * g.a_channels * a_hw;
+      hb[u] = kBackward ? p + g.ph : p * g.sh - g.ph;
+      wb[u] = kBackward ? q + g.pw : q * g.sw - g.pw;
+    }
   }
-  // B loads: reduction position tid % 8, columns tid / 8 + 32 * i.
   const int bk = tid % kBK, bj = tid / kBK;
 
   for (int64_t grp = blockIdx.z; grp < g.groups; grp += gridDim.z) {
-    const T* ag = a_src + a_img + grp * g.ca * a_hw;
+    const T* ag = a_src + grp * g.ca * a_hw;
     const T* wg = w + grp * int64_t(g.cols) * g.ca * rs;
+    // This thread's next A reduction position, stepped by load() and advance().
     Tap at;
     {
-      const int k0 = 4 * (tid / kBM);
+      const int k0 = kAK * (tid / kARows);
       at.a = k0 / rs, at.r = (k0 % rs) / g.s, at.s = k0 % g.s;
     }
     int b_a = bk / rs, b_rs = bk % rs;
 
-    T ra[4], rb[kBLoads];
+    T ra[kAK][kAPasses], rb[kBLoads];
     auto load = [&]() {
-      Tap t = at;
-      for (int i = 0; i < 4; ++i) {
-        T v = T(0);
-        if (am_ok && t.a < g.ca) {
-          int ih, iw;
-          bool ok;
-          if (kBackward) {
-            const int th = hb - t.r * g.dh, tw = wb - t.s * g.dw;
-            ok = th >= 0 && tw >= 0;
-            if (g.sh == 1) {
-              ih = th;
+      for (int i = 0; i < kAK; ++i) {
+        for (int u = 0; u < kAPasses; ++u) {
+          T v = T(0);
+          if (am_ok[u] && at.a < g.ca) {
+            int ih, iw;
+            bool ok;
+            if (kBackward) {
+              const int th = hb[u] - at.r * g.dh, tw = wb[u] - at.s * g.dw;
+              ok = th >= 0 && tw >= 0;
+              if (g.sh == 1) {
+                ih = th;
+              } else {
+                ih = th / g.sh;
+                ok = ok && ih * g.sh == th;
+              }
+              if (g.sw == 1) {
+                iw = tw;
+              } else {
+                iw = tw / g.sw;
+                ok = ok && iw * g.sw == tw;
+              }
+              ok = ok && ih < g.ah && iw < g.aw;
             } else {
-              ih = th / g.sh;
-              ok = ok && ih * g.sh == th;
+              ih = hb[u] + at.r * g.dh, iw = wb[u] + at.s * g.dw;
+              ok = ih >= 0 && ih < g.ah && iw >= 0 && iw < g.aw;
             }
-            if (g.sw == 1) {
-              iw = tw;
-            } else {
-              iw = tw / g.sw;
-              ok = ok && iw * g.sw == tw;
-            }
-            ok = ok && ih < g.ah && iw < g.aw;
-          } else {
-            ih = hb + t.r * g.dh, iw = wb + t.s * g.dw;
-            ok = ih >= 0 && ih < g.ah && iw >= 0 && iw < g.aw;
+            if (ok) v = ag[a_img[u] + at.a * a_hw + int64_t(ih) * g.aw + iw];
           }
-          if (ok) v = ag[t.a * a_hw + int64_t(ih) * g.aw + iw];
+          ra[i][u] = v;
         }
-        ra[i] = v;
-        step_tap(t, g.r, g.s);
+        step_tap(at, g.r, g.s);
       }
       for (int i = 0; i < kBLoads; ++i) {
-        const int jl = bj + 32 * i, j = n0 + jl;
+        const int jl = bj + kBStep * i, j = n0 + jl;
         T v = T(0);
-        if ((kBN % 32 == 0 || jl < kBN) && j < g.cols && b_a < g.ca)
+        if ((kBN * kBK % kThreads == 0 || jl < kBN) && j < g.cols && b_a < g.ca)
           v = wg[b_a * g.b_a + j * g.b_j + b_rs];
         rb[i] = v;
       }
     };
     auto advance = [&]() {
-      for (int i = 0; i < kBK; ++i) step_tap(at, g.r, g.s);
+      for (int i = kAK; i < kBK; ++i) step_tap(at, g.r, g.s);
       b_rs += kBK;
       while (b_rs >= rs) b_rs -= rs, ++b_a;
     };
     auto store = [&](int buf) {
-      for (int i = 0; i < 4; ++i) sm.a[buf][4 * (tid / kBM) + i][tid % kBM] = ra[i];
+      for (int i = 0; i < kAK; ++i)
+        for (int u = 0; u < kAPasses; ++u)
+          sm.a[buf][kAK * (tid / kARows) + i][tid % kARows + kARows * u] = ra[i][u];
       for (int i = 0; i < kBLoads; ++i)
-        if (kBN % 32 == 0 || bj + 32 * i < kBN) sm.b[buf][bk][bj + 32 * i] = rb[i];
+        if (kBN * kBK % kThreads == 0 || bj + kBStep * i < kBN)
+          sm.b[buf][bk][bj + kBStep * i] = rb[i];
     };
 
-    T acc[8][TN];
-    gemm_steps(sm, nk, tx, ty, acc, load, advance, store);
+    T acc[C::kTM][C::kTN];
+    gemm_steps<T, C>(sm, nk, tx, ty, acc, load, advance, store);
 
-    for (int i = 0; i < 8; ++i) {
-      const int64_t m = m0 + tile_row(tx, i);
+    for (int i = 0; i < C::kTM; ++i) {
+      const int64_t m = m0 + tile_row<C>(tx, i);
       if (m >= g.m) continue;
       const int64_t n = m / m_hw, pq = m % m_hw;
       T* o = out + (n * g.out_channels + grp * g.cols) * m_hw + pq;
-      for (int jj = 0; jj < TN; ++jj) {
-        const int j = n0 + TN * ty + jj;
+      for (int jj = 0; jj < C::kTN; ++jj) {
+        const int j = n0 + tile_col<C>(ty, jj);
         if (j >= g.cols) continue;
         o[j * m_hw] = bias != nullptr ? acc[i][jj] + bias[grp * g.cols + j] : acc[i][jj];
       }
@@ -257,27 +304,29 @@ struct WgradGemm {
   int64_t part_size;  // elements of dw (one partial sum)
 };
 
-template <typename T, int TN>
-__global__ void __launch_bounds__(kThreads)
+template <typename T, typename C>
+__global__ void __launch_bounds__(C::kThreads)
     conv2d_wgrad_gemm_kernel(WgradGemm g, const T* __restrict__ dy, const T* __restrict__ x,
                              T* __restrict__ out) {
-  constexpr int kBN = 16 * TN;
-  constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
-  __shared__ Tiles<T, TN> sm;
-  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  constexpr int kBM = C::kBM, kBN = C::kBN, kThreads = C::kThreads;
+  // Loads: reduction offset tid % 8, rows (cols) tid / 8 + kStep * i.
+  constexpr int kStep = kThreads / kBK;
+  constexpr int kALoads = kBM * kBK / kThreads, kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
+  __shared__ Tiles<T, C> sm;
+  const int tid = threadIdx.x, tx = thread_row<C>(tid), ty = thread_col<C>(tid);
   const int rs = g.r * g.s;
   const int64_t rows = int64_t(g.cg) * rs;
   const int64_t m0 = int64_t(blockIdx.x) * kBM;
   const int n0 = int(blockIdx.y) * kBN;
   const int64_t hw = g.h * g.w, pq = g.oh * g.ow, total = g.n * pq;
-  const int kl = tid % kBK, lr = tid / kBK;  // reduction offset, first row/col of the loads
+  const int kl = tid % kBK, lr = tid / kBK;
 
-  // A rows lr + 32 * i: (c, r, s) fixed per thread.
-  int64_t a_c[4];
-  int a_r[4], a_s[4];
-  bool a_ok[4];
-  for (int i = 0; i < 4; ++i) {
-    const int64_t m = m0 + lr + 32 * i;
+  // A rows lr + kStep * i: (c, r, s) fixed per thread.
+  int64_t a_c[kALoads];
+  int a_r[kALoads], a_s[kALoads];
+  bool a_ok[kALoads];
+  for (int i = 0; i < kALoads; ++i) {
+    const int64_t m = m0 + lr + kStep * i;
     a_ok[i] = m < rows;
     const int c = int(m / rs), t = int(m % rs);
     a_c[i] = int64_t(c) * hw;
@@ -297,19 +346,19 @@ __global__ void __launch_bounds__(kThreads)
     int lp = 0, lq = 0;
     if (l < total) ln = l / pq, lp = int((l % pq) / g.ow), lq = int(l % g.ow);
 
-    T ra[4], rb[kBLoads];
+    T ra[kALoads], rb[kBLoads];
     auto load = [&]() {
       const bool l_ok = l < l_end;
       const int ih0 = lp * g.sh, iw0 = lq * g.sw;
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < kALoads; ++i) {
         const int ih = ih0 + a_r[i], iw = iw0 + a_s[i];
         ra[i] = l_ok && a_ok[i] && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w
                     ? xg[ln * g.c * hw + a_c[i] + int64_t(ih) * g.w + iw]
                     : T(0);
       }
       for (int i = 0; i < kBLoads; ++i) {
-        const int jl = lr + 32 * i, j = n0 + jl;
-        rb[i] = l_ok && (kBN % 32 == 0 || jl < kBN) && j < g.kg
+        const int jl = lr + kStep * i, j = n0 + jl;
+        rb[i] = l_ok && (kBN * kBK % kThreads == 0 || jl < kBN) && j < g.kg
                     ? dyg[(ln * g.k + j) * pq + int64_t(lp) * g.ow + lq]
                     : T(0);
       }
@@ -323,20 +372,21 @@ __global__ void __launch_bounds__(kThreads)
       }
     };
     auto store = [&](int buf) {
-      for (int i = 0; i < 4; ++i) sm.a[buf][kl][lr + 32 * i] = ra[i];
+      for (int i = 0; i < kALoads; ++i) sm.a[buf][kl][lr + kStep * i] = ra[i];
       for (int i = 0; i < kBLoads; ++i)
-        if (kBN % 32 == 0 || lr + 32 * i < kBN) sm.b[buf][kl][lr + 32 * i] = rb[i];
+        if (kBN * kBK % kThreads == 0 || lr + kStep * i < kBN)
+          sm.b[buf][kl][lr + kStep * i] = rb[i];
     };
 
-    T acc[8][TN];
-    gemm_steps(sm, nk, tx, ty, acc, load, advance, store);
+    T acc[C::kTM][C::kTN];
+    gemm_steps<T, C>(sm, nk, tx, ty, acc, load, advance, store);
 
     T* o = out + split * g.part_size + grp * g.kg * rows;
-    for (int i = 0; i < 8; ++i) {
-      const int64_t m = m0 + tile_row(tx, i);
+    for (int i = 0; i < C::kTM; ++i) {
+      const int64_t m = m0 + tile_row<C>(tx, i);
       if (m >= rows) continue;
-      for (int jj = 0; jj < TN; ++jj) {
-        const int j = n0 + TN * ty + jj;
+      for (int jj = 0; jj < C::kTN; ++jj) {
+        const int j = n0 + tile_col<C>(ty, jj);
         if (j < g.kg) o[j * rows + m] = acc[i][jj];
       }
     }
@@ -362,36 +412,124 @@ void check_scalar(Scalar t, const char* op) {
     throw std::invalid_argument(std::string(op) + ": only float32 and float64 kernels exist");
 }
 
-// Columns per thread: the smallest of 1, 2, 4 whose 16-thread span covers the columns.
-int tile_cols(int64_t cols) {
-  return cols <= 16 ? 1 : cols <= 32 ? 2 : 4;
+// Note [Choosing the tile]
+// The columns per group set a width class, each with a big tile and smaller ones for grids
+// that would not fill the GPU: the launcher takes the first whose grid has at least one block
+// per multiprocessor, else the last.
+//   cols <= 16: 512 x 16 (8 x 4 per thread), 256 x 16 (128 threads; float64 always, as
+//               512 x 16 would need 66 KB of shared memory);
+//   cols <= 32: 256 x 32 (8 x 4), 128 x 32 (128 threads);
+//   cols <= 64: 256 x 64 (8 x 8), 128 x 64 (8 x 4), 128 x 32;
+//   wider:      128 x 128 (8 x 8), 128 x 64, 128 x 32.
+// Smaller tiles keep the 8 x 4 thread tile and use fewer threads rather than thinner tiles:
+// ResNet-20's 64-filter layer (8192 x 64) gets 128 blocks of 128 threads, not 64 of 256.
+// Backward-filter fills the GPU by splitting its reduction instead, so it takes whichever of
+// its class's first two tiles pads its few rows (C/G*R*S) and its columns least.
+enum class TileId { t512x16, t256x16, t256x32, t128x32, t256x64, t128x64, t128x128 };
+
+struct TileChoice {
+  TileId id;
+  int bm, bn;
+};
+
+constexpr TileChoice kTiles[] = {{TileId::t512x16, 512, 16},  {TileId::t256x16, 256, 16},
+                                 {TileId::t256x32, 256, 32},  {TileId::t128x32, 128, 32},
+                                 {TileId::t256x64, 256, 64},  {TileId::t128x64, 128, 64},
+                                 {TileId::t128x128, 128, 128}};
+
+// The device's multiprocessors (as kernels/cuda/gemm.cu): a grid of fewer blocks leaves some idle.
+int multiprocessors() {
+#if EMBER_EMULATED
+  return gpu::backend(DeviceType::EMU).properties(0).multiprocessors;
+#else
+  int device = 0, n = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    n = 0;
+  return n > 0 ? n : 132;
+#endif
 }
 
-dim3 gemm_grid(int64_t rows, int64_t cols, int tn, int64_t z) {
-  return dim3(static_cast<unsigned>((rows + kBM - 1) / kBM),
-              static_cast<unsigned>((cols + 16 * tn - 1) / (16 * tn)),
+// The tiles of the width class of cols, biggest first (Note [Choosing the tile]).
+struct TileClass {
+  TileChoice tiles[3];
+  int n;
+};
+TileClass tile_class(int64_t cols, bool f64) {
+  const TileChoice &t512x16 = kTiles[0], &t256x16 = kTiles[1], &t256x32 = kTiles[2],
+                   &t128x32 = kTiles[3], &t256x64 = kTiles[4], &t128x64 = kTiles[5],
+                   &t128x128 = kTiles[6];
+  if (cols <= 16) return f64 ? TileClass{{t256x16}, 1} : TileClass{{t512x16, t256x16}, 2};
+  if (cols <= 32) return {{t256x32, t128x32}, 2};
+  if (cols <= 64) return {{t256x64, t128x64, t128x32}, 3};
+  return {{t128x128, t128x64, t128x32}, 3};
+}
+
+int64_t tile_count(const TileChoice& t, int64_t rows, int64_t cols) {
+  return (rows + t.bm - 1) / t.bm * ((cols + t.bn - 1) / t.bn);
+}
+
+TileChoice gather_tile(int64_t rows, int64_t cols, int64_t groups, bool f64) {
+  const TileClass c = tile_class(cols, f64);
+  for (int i = 0; i + 1 < c.n; ++i)
+    if (tile_count(c.tiles[i], rows, cols) * groups >= multiprocessors()) return c.tiles[i];
+  return c.tiles[c.n - 1];
+}
+
+TileChoice wgrad_tile(int64_t rows, int64_t cols, bool f64) {
+  const TileClass c = tile_class(cols, f64);
+  const TileChoice& big = c.tiles[0];
+  const TileChoice& small = c.tiles[c.n > 1 ? 1 : 0];
+  // 256 x 64 spills in float64 (255 registers with its eight rows of gather state).
+  if (f64 && big.id == TileId::t256x64) return small;
+  auto area = [&](const TileChoice& t) { return tile_count(t, rows, cols) * t.bm * t.bn; };
+  return area(small) < area(big) ? small : big;
+}
+
+// f(Tile<...>{}) for the tile id.
+template <typename F>
+void with_tile(TileId id, F&& f) {
+  switch (id) {
+    case TileId::t512x16:
+      return f(Tile512x16{});
+    case TileId::t256x16:
+      return f(Tile256x16{});
+    case TileId::t256x32:
+      return f(Tile256x32{});
+    case TileId::t128x32:
+      return f(Tile128x32{});
+    case TileId::t256x64:
+      return f(Tile256x64{});
+    case TileId::t128x64:
+      return f(Tile128x64{});
+    case TileId::t128x128:
+      return f(Tile128x128{});
+  }
+}
+
+dim3 gemm_grid(const TileChoice& t, int64_t rows, int64_t cols, int64_t z) {
+  return dim3(static_cast<unsigned>((rows + t.bm - 1) / t.bm),
+              static_cast<unsigned>((cols + t.bn - 1) / t.bn),
               static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ));
 }
 
 template <typename T, bool kBackward>
 void launch_gather(const GatherGemm& g, const void* a, const void* w, const void* bias, void* out,
                    gpu::Stream stream) {
-  const int tn = tile_cols(g.cols);
-  const dim3 grid = gemm_grid(g.m, g.cols, tn, g.groups);
+  const TileChoice tile = gather_tile(g.m, g.cols, g.groups, std::is_same_v<T, double>);
+  const dim3 grid = gemm_grid(tile, g.m, g.cols, g.groups);
   const T* ap = static_cast<const T*>(a);
   const T* wp = static_cast<const T*>(w);
   const T* bp = static_cast<const T*>(bias);
   T* op = static_cast<T*>(out);
-  if (tn == 1) {
-    auto* k = &conv2d_gather_gemm_kernel<T, 1, kBackward>;
-    EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, ap, wp, bp, op);
-  } else if (tn == 2) {
-    auto* k = &conv2d_gather_gemm_kernel<T, 2, kBackward>;
-    EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, ap, wp, bp, op);
-  } else {
-    auto* k = &conv2d_gather_gemm_kernel<T, 4, kBackward>;
-    EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, ap, wp, bp, op);
-  }
+  with_tile(tile.id, [&](auto c) {
+    using C = decltype(c);
+    // 512 x 16 is never chosen for float64 (its tiles would not fit in static shared memory).
+    if constexpr (!std::is_same_v<T, double> || !std::is_same_v<C, Tile512x16>) {
+      auto* k = &conv2d_gather_gemm_kernel<T, C, kBackward>;
+      EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, ap, wp, bp, op);
+    }
+  });
 }
 
 GatherGemm gather_common(const ConvShape& s) {
@@ -405,10 +543,9 @@ GatherGemm gather_common(const ConvShape& s) {
 
 // The split of backward-filter's reduction: enough blocks to fill a large GPU (about 4 per
 // multiprocessor of an H100-class part), each split at least 32 steps long, at most 64 splits.
-int wgrad_splits(const ConvShape& s) {
+int wgrad_splits(const ConvShape& s, bool f64) {
   const int64_t rows = s.c / s.groups * s.r * s.s, cols = s.k / s.groups;
-  const int tn = tile_cols(cols);
-  const int64_t tiles = (rows + kBM - 1) / kBM * ((cols + 16 * tn - 1) / (16 * tn)) * s.groups;
+  const int64_t tiles = tile_count(wgrad_tile(rows, cols, f64), rows, cols) * s.groups;
   const int64_t want = (512 + tiles - 1) / tiles;
   const int64_t most = s.n * s.oh * s.ow / (32 * kBK);
   int64_t splits = want < most ? want : most;
@@ -449,7 +586,7 @@ void conv2d_bwd_data_implicit_gemm(Scalar t, const ConvShape& s, const void* dy,
 }
 
 size_t conv2d_implicit_gemm_workspace(Scalar t, const ConvShape& s) {
-  const int splits = wgrad_splits(s);
+  const int splits = wgrad_splits(s, t == Scalar::f64);
   if (splits == 1) return 0;
   const size_t item = t == Scalar::f64 ? sizeof(double) : sizeof(float);
   return size_t(splits) * size_t(s.k * (s.c / s.groups) * s.r * s.s) * item;
@@ -465,7 +602,7 @@ void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* d
   g.sh = int(s.stride_h), g.sw = int(s.stride_w), g.ph = int(s.pad_h), g.pw = int(s.pad_w);
   g.dh = int(s.dil_h), g.dw = int(s.dil_w);
   g.groups = int(s.groups);
-  g.splits = wgrad_splits(s);
+  g.splits = wgrad_splits(s, t == Scalar::f64);
   g.part_size = s.k * g.cg * s.r * s.s;
   if (g.part_size == 0) return;
   const int64_t total = s.n * s.oh * s.ow;
@@ -474,23 +611,22 @@ void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* d
     throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
   void* out = g.splits > 1 ? workspace : dw;
   const int64_t rows = int64_t(g.cg) * s.r * s.s;
-  const int tn = tile_cols(g.kg);
-  const dim3 grid = gemm_grid(rows, g.kg, tn, int64_t(g.groups) * g.splits);
+  const TileChoice tile = wgrad_tile(rows, g.kg, t == Scalar::f64);
+  const dim3 grid = gemm_grid(tile, rows, g.kg, int64_t(g.groups) * g.splits);
   auto run = [&](auto zero) {
     using T = decltype(zero);
     const T* d = static_cast<const T*>(dy);
     const T* xp = static_cast<const T*>(x);
     T* op = static_cast<T*>(out);
-    if (tn == 1) {
-      auto* k = &conv2d_wgrad_gemm_kernel<T, 1>;
-      EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, d, xp, op);
-    } else if (tn == 2) {
-      auto* k = &conv2d_wgrad_gemm_kernel<T, 2>;
-      EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, d, xp, op);
-    } else {
-      auto* k = &conv2d_wgrad_gemm_kernel<T, 4>;
-      EMBER_LAUNCH(k, grid, dim3(kThreads), 0, stream, g, d, xp, op);
-    }
+    with_tile(tile.id, [&](auto c) {
+      using C = decltype(c);
+      // Never chosen for float64: 512 x 16 (shared memory) and 256 x 64 (registers).
+      if constexpr (!std::is_same_v<T, double> ||
+                    !(std::is_same_v<C, Tile512x16> || std::is_same_v<C, Tile256x64>)) {
+        auto* k = &conv2d_wgrad_gemm_kernel<T, C>;
+        EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, d, xp, op);
+      }
+    });
     if (g.splits > 1)
       EMBER_LAUNCH(conv2d_wgrad_reduce_kernel<T>, dim3(blocks_for(g.part_size)), dim3(kBlock), 0,
                    stream, g.splits, g.part_size, static_cast<const T*>(out), static_cast<T*>(dw));

@@ -43,6 +43,26 @@ const std::vector<ConvCase>& cases() {
        conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"several tiles in every dimension, groups 2", 2, 16, 20, 19, 144, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 2)},
+      // Each implicit_gemm tile shape (Note [Choosing the tile]; the emulator has 8
+      // multiprocessors), with partial tiles along both dims.
+      {"16 filters, 5 channels (512 x 16 tiles)", 2, 5, 44, 45, 16, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"24 filters, 5 channels, stride 2 (256 x 32; 512 x 16 backward-data)", 2, 5, 61, 60, 24, 3,
+       3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"27 filters, 16 channels (128 x 32; 256 x 32 backward-filter)", 1, 16, 6, 7, 27, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"40 filters, 48 channels per group, groups 2 (256 x 64)", 1, 96, 42, 44, 80, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 2)},
+      {"48 filters, 6 channels (128 x 64)", 1, 6, 30, 33, 48, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"150 filters, 70 channels, 1x1 (128 x 128; 128 x 64 backward-data)", 1, 70, 20, 21, 150, 1,
+       1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"20 channels, 5 filters, stride 2 (256 x 32 backward-data)", 1, 20, 61, 60, 5, 3, 3,
+       conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"100 channels, 3 filters, 1x1 (128 x 128 backward-data)", 1, 100, 30, 31, 3, 1, 1,
+       conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"16 filters, 200 channels (512 x 16 backward-filter)", 1, 200, 4, 4, 16, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
@@ -110,6 +130,27 @@ TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in ever
       }
     }
   }
+}
+
+TEST_CASE("emu conv2d: implicit_gemm with more groups than a grid's z dimension holds") {
+  // 65537 groups of one channel and two filters: blockIdx.z walks the groups past 65535 (one
+  // thread order and float32 only: each launch runs 65535 blocks on the emulator).
+  ConvPolicyGuard guard;
+  std::mt19937 g(fresh_seed());
+  const int64_t groups = 65537;
+  const Conv2dParams p = conv_params(1, 1, 0, 0, 1, 1, groups);
+  const Shape xs{1, groups, 1, 1}, ws{2 * groups, 1, 1, 1}, ys{1, 2 * groups, 1, 1};
+  const Tensor x = device_operand(xs, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor w = device_operand(ws, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor dy = device_operand(ys, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor xr = x.to(kCPU, kFloat64), wr = w.to(kCPU, kFloat64), dyr = dy.to(kCPU, kFloat64);
+  ops::set_conv_algo("direct");
+  const Tensor y_ref = ops::conv2d(xr, wr, Tensor(), p);
+  const Tensor dw_ref = ops::conv2d_backward_filter(dyr, xr, ws, p);
+  ops::set_conv_algo("implicit_gemm");
+  // Backward-data runs the forward kernel's group loop; backward-filter has its own.
+  check_conv(ops::conv2d(x, w, Tensor(), p), y_ref, kFloat32);
+  check_conv(ops::conv2d_backward_filter(dy, x, ws, p), dw_ref, kFloat32);
 }
 
 TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones refuse the device") {
