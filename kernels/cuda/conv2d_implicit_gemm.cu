@@ -437,19 +437,6 @@ constexpr TileChoice kTiles[] = {{TileId::t512x16, 512, 16},  {TileId::t256x16, 
                                  {TileId::t256x64, 256, 64},  {TileId::t128x64, 128, 64},
                                  {TileId::t128x128, 128, 128}};
 
-// The device's multiprocessors (as kernels/cuda/gemm.cu): a grid of fewer blocks leaves some idle.
-int multiprocessors() {
-#if EMBER_EMULATED
-  return gpu::backend(DeviceType::EMU).properties(0).multiprocessors;
-#else
-  int device = 0, n = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    n = 0;
-  return n > 0 ? n : 132;
-#endif
-}
-
 // The tiles of the width class of cols, biggest first (Note [Choosing the tile]).
 struct TileClass {
   TileChoice tiles[3];

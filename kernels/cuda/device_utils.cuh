@@ -14,6 +14,20 @@ constexpr int kBlock = 256;
 // Grid-stride loops cap the grid: a few waves of blocks per multiprocessor are enough.
 constexpr int64_t kMaxBlocks = 4096;
 
+// The current device's multiprocessors (the emulator's for emu; 132, an H100/H200's, when the
+// query fails): launchers that size tiles to fill the GPU use it.
+inline int multiprocessors() {
+#if EMBER_EMULATED
+  return gpu::backend(DeviceType::EMU).properties(0).multiprocessors;
+#else
+  int device = 0, n = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    n = 0;
+  return n > 0 ? n : 132;
+#endif
+}
+
 inline unsigned blocks_for(int64_t n, int block = kBlock) {
   const int64_t b = (n + block - 1) / block;
   return static_cast<unsigned>(b < 1 ? 1 : (b < kMaxBlocks ? b : kMaxBlocks));

@@ -306,18 +306,6 @@ bool fast_operand(const void* base, int64_t rows, int64_t r_stride, int64_t k, i
   return true;
 }
 
-int multiprocessors() {
-#if EMBER_EMULATED
-  return gpu::backend(DeviceType::EMU).properties(0).multiprocessors;
-#else
-  int device = 0, n = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    n = 0;
-  return n > 0 ? n : 132;
-#endif
-}
-
 template <int BM, int BN, bool kAAlongM, bool kBAlongN>
 void launch_gemm_f32(FastGemm f, const float* a, const float* b, float* c, gpu::Stream stream) {
   f.m_tiles = (f.s.m + BM - 1) / BM;
