@@ -1,20 +1,17 @@
 #!/usr/bin/env bash
 # The GPU check: builds Ember for this machine's GPU (nvcc, Release, no Python), runs the
 # `gpu`-labelled tests and the GPU benchmarks, and ends with a summary table. Without a usable
-# GPU it still builds, then says so and exits 0 (a dry run). Full logs go under $OUT when it is
-# set (else <build dir>/check-logs). docs/gpu_backend.md, "Checking on a real GPU", explains the
-# table and the targets.
+# GPU it still builds, then says so and exits 0 (a dry run). Full logs go under $EMBER_GPU_LOGS
+# when it is set (else <build dir>/check-logs). docs/gpu_backend.md, "Checking on a real GPU",
+# explains the table and the targets.
 #
-# On a lent GPU machine that has no Eigen, nlohmann-json, doctest or CLI11 installed, stage them
-# first where they are (`bash tests/gpu/check.sh --stage`, into the git-ignored .deps/), then run
-# through the device tool with that folder carried along (the whole run takes under 8 minutes on
-# 16 cores; the timeout leaves a margin):
-#   command:   bash tests/gpu/check.sh
-#   carry:     [".deps"]
-#   timeout_s: 540
+# For a GPU machine that has no Eigen, nlohmann-json, doctest or CLI11 installed, stage them
+# first on a machine that has them (`bash tests/gpu/check.sh --stage`, into the git-ignored
+# .deps/), copy the checkout with .deps/ there, and run `bash tests/gpu/check.sh` (the whole run
+# takes under 8 minutes on 16 cores).
 #
 # Usage: tests/gpu/check.sh [--stage]
-# Environment: EMBER_GPU_BUILD_DIR (build-gpu), EMBER_GPU_JOBS (all cores),
+# Environment: EMBER_GPU_BUILD_DIR (build-gpu), EMBER_GPU_JOBS (all cores), EMBER_GPU_LOGS,
 #              EMBER_CUDA_ARCH (detected from the GPU, else 90), EMBER_GPU_CMAKE_ARGS (more
 #              CMake arguments, e.g. -DEMBER_SIMT_FIBERS=ucontext).
 set -uo pipefail
@@ -27,7 +24,7 @@ fi
 
 BUILD="${EMBER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
 JOBS="${EMBER_GPU_JOBS:-$(nproc)}"
-LOGS="${OUT:-$BUILD/check-logs}"
+LOGS="${EMBER_GPU_LOGS:-$BUILD/check-logs}"
 mkdir -p "$LOGS" "$BUILD"
 start=$SECONDS
 say() { echo "check.sh: $*"; }

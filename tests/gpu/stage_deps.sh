@@ -2,7 +2,7 @@
 # Copies the header-only libraries Ember builds against (Eigen, nlohmann-json, doctest, CLI11)
 # from this machine's system include folders into one folder (default: .deps/ at the repository
 # root, ignored by git), with a small CMake package config for each, so that a machine without
-# them (a lent GPU machine) builds with -DCMAKE_PREFIX_PATH=<that folder>. About 12 MiB.
+# them (a GPU machine without them) builds with -DCMAKE_PREFIX_PATH=<that folder>. About 12 MiB.
 #
 # Usage: tests/gpu/stage_deps.sh [dest]
 set -euo pipefail
