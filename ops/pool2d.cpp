@@ -59,6 +59,25 @@ Shape out_shape(const PoolShape& s) {
   return Shape{s.n, s.c, s.oh, s.ow};
 }
 
+// The averaging pools, forward and backward, share one shape of dispatch: `in` (contiguous)
+// through the GPU launcher `gpu` of the table or the CPU kernel `cpu` into a new tensor of
+// shape `out`.
+using GpuAvgPool = decltype(GpuKernels::avg_pool2d_fwd);
+using CpuAvgPool = void (*)(DType, const PoolShape&, const void*, void*);
+
+Tensor run_avg_pool(const char* op, const Tensor& in, const PoolShape& s, const Shape& out,
+                    GpuAvgPool GpuKernels::*gpu, CpuAvgPool cpu) {
+  Tensor r = empty(out, {in.dtype(), in.device()});
+  if (r.numel() == 0) return r;
+  const Tensor c = in.contiguous();
+  if (in.device().is_gpu_like())
+    (gpu_kernels(in.device()).*gpu)(gpu_scalar(in.dtype(), op), s, c.data_ptr(), r.data_ptr(),
+                                    nullptr);
+  else
+    cpu(in.dtype(), s, c.data_ptr(), r.data_ptr());
+  return r;
+}
+
 void check_grad(const char* op, const Tensor& g, const Shape& want) {
   EMBER_CHECK_DTYPE(g.dtype() == kFloat32 || g.dtype() == kFloat64, op,
                     ": expected a float32 or float64 grad_y, got ", g.dtype());
@@ -130,31 +149,15 @@ PoolShape avg_shape(const char* op, const Shape& xs, const AvgPool2dParams& p) {
 Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p) {
   check_input("avg_pool2d", x);
   const PoolShape s = avg_shape("avg_pool2d", x.shape(), p);
-  Tensor y = empty(out_shape(s), {x.dtype(), x.device()});
-  if (y.numel() == 0) return y;
-  const Tensor xc = x.contiguous();
-  if (x.device().is_gpu_like())
-    gpu_kernels(x.device())
-        .avg_pool2d_fwd(gpu_scalar(x.dtype(), "avg_pool2d"), s, xc.data_ptr(), y.data_ptr(),
-                        nullptr);
-  else
-    kc::avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
-  return y;
+  return run_avg_pool("avg_pool2d", x, s, out_shape(s), &GpuKernels::avg_pool2d_fwd,
+                      &kc::avg_pool2d_fwd);
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const AvgPool2dParams& p) {
   const char* op = "avg_pool2d_backward";
   const PoolShape s = avg_shape(op, x_shape, p);
   check_grad(op, grad_y, out_shape(s));
-  Tensor dx = empty(x_shape, {grad_y.dtype(), grad_y.device()});
-  if (dx.numel() == 0) return dx;
-  const Tensor gc = grad_y.contiguous();
-  if (grad_y.device().is_gpu_like())
-    gpu_kernels(grad_y.device())
-        .avg_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), dx.data_ptr(), nullptr);
-  else
-    kc::avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
-  return dx;
+  return run_avg_pool(op, grad_y, s, x_shape, &GpuKernels::avg_pool2d_bwd, &kc::avg_pool2d_bwd);
 }
 
 namespace {
@@ -173,16 +176,8 @@ PoolShape adaptive_shape(const char* op, const Shape& xs, std::array<int64_t, 2>
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> out) {
   check_input("adaptive_avg_pool2d", x);
   const PoolShape s = adaptive_shape("adaptive_avg_pool2d", x.shape(), out);
-  Tensor y = empty(out_shape(s), {x.dtype(), x.device()});
-  if (y.numel() == 0) return y;
-  const Tensor xc = x.contiguous();
-  if (x.device().is_gpu_like())
-    gpu_kernels(x.device())
-        .adaptive_avg_pool2d_fwd(gpu_scalar(x.dtype(), "adaptive_avg_pool2d"), s, xc.data_ptr(),
-                                 y.data_ptr(), nullptr);
-  else
-    kc::adaptive_avg_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr());
-  return y;
+  return run_avg_pool("adaptive_avg_pool2d", x, s, out_shape(s),
+                      &GpuKernels::adaptive_avg_pool2d_fwd, &kc::adaptive_avg_pool2d_fwd);
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) {
@@ -190,16 +185,8 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   EMBER_CHECK_SHAPE(grad_y.dim() == 4, op, ": expected a 4-D grad_y, got shape ", grad_y.shape());
   const PoolShape s = adaptive_shape(op, x_shape, {grad_y.size(2), grad_y.size(3)});
   check_grad(op, grad_y, out_shape(s));
-  Tensor dx = empty(x_shape, {grad_y.dtype(), grad_y.device()});
-  if (dx.numel() == 0) return dx;
-  const Tensor gc = grad_y.contiguous();
-  if (grad_y.device().is_gpu_like())
-    gpu_kernels(grad_y.device())
-        .adaptive_avg_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), dx.data_ptr(),
-                                 nullptr);
-  else
-    kc::adaptive_avg_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), dx.data_ptr());
-  return dx;
+  return run_avg_pool(op, grad_y, s, x_shape, &GpuKernels::adaptive_avg_pool2d_bwd,
+                      &kc::adaptive_avg_pool2d_bwd);
 }
 
 }  // namespace ember::ops
