@@ -43,6 +43,40 @@ std::vector<std::string> cpu_features() {
   return out;
 }
 
+// The SIMD extensions this build's CPU code was compiled for (-march): what the vectorised
+// loops and Eigen can use, whatever the CPU offers beyond them.
+std::vector<std::string> build_simd() {
+  std::vector<std::string> out;
+#ifdef __SSE4_2__
+  out.push_back("sse4.2");
+#endif
+#ifdef __AVX__
+  out.push_back("avx");
+#endif
+#ifdef __AVX2__
+  out.push_back("avx2");
+#endif
+#ifdef __FMA__
+  out.push_back("fma");
+#endif
+#ifdef __AVX512F__
+  out.push_back("avx512f");
+#endif
+#ifdef __AVX512BW__
+  out.push_back("avx512bw");
+#endif
+#ifdef __AVX512VNNI__
+  out.push_back("avx512vnni");
+#endif
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& f : v) s += (s.empty() ? "" : " ") + f;
+  return s;
+}
+
 // True when the build's architecture list carries code that runs on compute capability M.m:
 // SASS for the same major version and a minor <= m, or PTX (JIT) for an older architecture.
 bool build_has_code_for(int major, int minor) {
@@ -106,6 +140,7 @@ EnvReport collect_env_report() {
   r.emu_reason = e.reason;
   r.cpu_model = read_cpu_model();
   r.cpu_features = cpu_features();
+  r.build_simd = build_simd();
   r.threads = omp_get_max_threads();
   if (r.cuda_usable)
     r.verdict = "CUDA usable: yes (" + std::to_string(r.gpus.size()) + " GPU" +
@@ -125,6 +160,7 @@ std::string env_report_text(const EnvReport& r) {
   row("build type", r.build_type);
   row("compiler", r.compiler);
   row("sanitizers", r.sanitize);
+  row("CPU code for", r.build_simd.empty() ? "the baseline instruction set" : join(r.build_simd));
   row("CUDA backend", r.built_with_cuda ? "yes (architectures " + r.cuda_architectures + ")" : "no");
   row("CUDA runtime", gpu::cuda_version_string(r.cuda_runtime_version) + " (built against)");
   row("cuDNN", r.built_with_cudnn ? "header " + version3(r.cudnn_header_version) + ", loaded " +
@@ -145,9 +181,7 @@ std::string env_report_text(const EnvReport& r) {
             (g.has_code ? "this build has code for it" : "NO CODE IN THIS BUILD for this GPU"));
   row("emu (SIMT emulator)", r.emu_usable ? "available" : "unavailable: " + r.emu_reason);
   row("CPU", r.cpu_model);
-  std::string feats;
-  for (const auto& f : r.cpu_features) feats += (feats.empty() ? "" : " ") + f;
-  row("CPU SIMD", feats.empty() ? "none detected" : feats);
+  row("CPU SIMD", r.cpu_features.empty() ? "none detected" : join(r.cpu_features));
   row("CPU threads", std::to_string(r.threads));
   os << r.verdict << "\n";
   return os.str();
@@ -159,6 +193,7 @@ std::string env_report_json(const EnvReport& r) {
   j["build"] = {{"type", r.build_type},
                 {"compiler", r.compiler},
                 {"sanitize", r.sanitize},
+                {"simd", r.build_simd},
                 {"cuda", r.built_with_cuda},
                 {"cudnn", r.built_with_cudnn},
                 {"cuda_architectures", r.cuda_architectures}};

@@ -28,6 +28,7 @@ struct EnvReport {
   std::string emu_reason;
   std::string cpu_model;
   std::vector<std::string> cpu_features;  // SIMD extensions the CPU has (sse4.2, avx2, ...)
+  std::vector<std::string> build_simd;    // those the CPU code was compiled for (-march)
   int threads = 1;                        // OpenMP threads Ember will use
   std::string verdict;                    // "CUDA usable: no (no NVIDIA driver found); using cpu"
 };
