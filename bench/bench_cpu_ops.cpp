@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/elementwise.h"
+#include "kernels/kernel_table.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
@@ -137,8 +137,8 @@ void BM_AddKernelLarge(benchmark::State& st) {
   const int64_t n = st.range(0);
   const Tensor a = ones({n}), b = ones({n}), c = zeros({n});
   for (auto _ : st) {
-    kernels::cpu::binary_contiguous_cpu(kernels::cpu::BinaryOp::add, kFloat32, n, c.data_ptr(),
-                                        a.data_ptr(), b.data_ptr());
+    kernels_for(kCPU).binary_contiguous(kernels::BinaryOp::add, kFloat32, n, c.data_ptr(),
+                                        a.data_ptr(), b.data_ptr(), nullptr);
     benchmark::ClobberMemory();
   }
   const double bytes = 3.0 * n * sizeof(float);

@@ -1,5 +1,5 @@
 // The pointwise activations and their derivatives, one scalar at a time: the formulas that the
-// CPU kernels (kernels/cpu/activation) and the GPU kernels (kernels/cuda/activation.cu) both
+// CPU kernels (kernels/cpu/activation.cpp) and the GPU kernels (kernels/cuda/activation.cu) both
 // apply, so the two devices compute the same thing by construction.
 //
 // Math calls resolve to std:: on the host (CPU kernels, the emu copy of the GPU kernels) and to

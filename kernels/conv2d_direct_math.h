@@ -1,5 +1,5 @@
 // The direct convolution's sums, one output element at a time: the definition that the CPU
-// kernels (kernels/cpu/conv2d_direct) and the GPU kernels (kernels/cuda/conv2d_direct.cu) both
+// kernels (kernels/cpu/conv2d_direct.cpp) and the GPU kernels (kernels/cuda/conv2d_direct.cu) both
 // evaluate, in the same order, so the two devices round alike (up to the GPU's FMA contraction).
 // Layouts are those of kernels/conv_shape.h; pointers are to the whole tensors.
 //   forward          y[n,k,p,q]  = sum_{c,r,t} x[n, g*C/G + c, p*sh - ph + r*dh, q*sw - pw + t*dw]

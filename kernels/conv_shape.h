@@ -10,6 +10,25 @@
 
 namespace ember::kernels {
 
+// The three convolutions of a layer: y from x (forward), dx from dy (backward-data) and dw from dy
+// and x (backward-filter).
+enum class ConvDirection : uint8_t { forward, backward_data, backward_filter };
+
+// "forward", "backward_data", "backward_filter".
+inline const char* conv_direction_name(ConvDirection d) {
+  return d == ConvDirection::forward         ? "forward"
+         : d == ConvDirection::backward_data ? "backward_data"
+                                             : "backward_filter";
+}
+
+// The kernels of kernels/kernel_table.h, every direction:
+// requires: t float32 or float64 (the cpu's implicit GEMM: float32 on AVX-512 builds; ask
+//           conv2d_implicit_gemm_supports); every buffer contiguous in the layouts above, outputs
+//           not aliasing inputs; oh, ow filled in; any stride/padding/dilation/groups; workspace
+//           of conv2d_implicit_gemm_workspace_bytes for the implicit GEMM.
+// ensures:  forward y = conv(x, w) (+ bias[k] when bias is not null); backward data dx; backward
+//           filter dw: the output written in full, each element summed in a fixed order
+//           (deterministic).
 struct ConvShape {
   int64_t n = 0, c = 0, h = 0, w = 0;  // input
   int64_t k = 0, r = 0, s = 0;         // filters: count, height, width

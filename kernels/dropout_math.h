@@ -1,4 +1,4 @@
-// The dropout of one Philox block: the rule that the CPU kernels (kernels/cpu/dropout) and the
+// The dropout of one Philox block: the rule that the CPU kernels (kernels/cpu/dropout.cpp) and the
 // GPU kernels (kernels/cuda/dropout.cu) both apply, so the two devices draw the same mask bit for
 // bit. It is the rule of a bernoulli fill of probability keep = 1 - p (runtime/rng.h): element i
 // keeps when the uniform of lane i % 4 of Philox block offset + i / 4 is below keep.

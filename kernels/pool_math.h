@@ -1,5 +1,5 @@
 // The value of one pooling output, over one plane: the window loops that the CPU kernels
-// (kernels/cpu/pool2d) and the GPU kernels (kernels/cuda/pool2d.cu) both run, so the two devices
+// (kernels/cpu/pool2d.cpp) and the GPU kernels (kernels/cuda/pool2d.cu) both run, so the two devices
 // pick the same elements, in the same order, with the same divisors.
 //
 // xp points at a plane of s.h x s.w elements (row-major); (i, j) is an output position. Windows

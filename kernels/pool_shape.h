@@ -6,6 +6,18 @@
 
 namespace ember::kernels {
 
+// The kernels: {max,avg,adaptive_avg}_pool2d_{fwd,bwd} over contiguous NCHW planes.
+// requires: t float32 or float64; the window fields valid (ops/pool2d.cpp checks them);
+//           max_pool2d_bwd's workspace holds max_pool2d_bwd_workspace_bytes(s).
+// ensures:  Windows follow PyTorch: output (i, j) covers rows i*sh - ph + a*dh (a < kh), columns
+//           alike, clipped to the input; adaptive windows [floor(i*H/OH), ceil((i+1)*H/OH)).
+//           max: y = the window's maximum and idx its position h*W + w in the plane (the first
+//           maximum; a NaN wins, the last NaN giving the index); avg: the sum over the divisor
+//           (divisor_override, else the window clipped to the padded input with
+//           count_include_pad, else to the input). The backwards write all of dx, each input
+//           summing in increasing output order the gradients of the outputs that chose it (max)
+//           or whose window holds it (average): deterministic, the same order on every device.
+//           Indices outside the plane are an IndexError on the cpu and ignored on a GPU.
 struct PoolShape {
   int64_t n = 0, c = 0, h = 0, w = 0;  // input
   int64_t oh = 0, ow = 0;              // output

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
+#include "autograd/functions.h"
 #include "autograd/grad_mode.h"
-#include "ops/elementwise.h"
 
 namespace ember::nn {
 
@@ -35,7 +35,7 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
   const bool use_batch = is_training() || !running_mean.defined();
   if (is_training() && num_batches_tracked.defined()) {
     NoGradGuard g;
-    num_batches_tracked.copy_(ops::add(num_batches_tracked, 1.0));
+    num_batches_tracked.copy_(ember::add(num_batches_tracked, 1.0));
   }
   return batch_norm(x, weight, bias, running_mean, running_var, use_batch, momentum, eps);
 }

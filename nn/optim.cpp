@@ -4,8 +4,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
-#include "kernels/cpu/optim.h"
-#include "ops/gpu_kernels.h"
+#include "ops/optim.h"
 
 namespace ember::nn {
 
@@ -100,11 +99,6 @@ Tensor checked_grad(const Tensor& p, size_t i, const char* opt) {
                      g.device(), " but the parameter is on ", p.device());
   return g.to(p.dtype()).contiguous();
 }
-
-// The GPU table's element type for a float32/float64 parameter.
-ops::gpu_types::Scalar gpu_float(const Tensor& p) {
-  return p.dtype() == kFloat32 ? ops::gpu_types::Scalar::f32 : ops::gpu_types::Scalar::f64;
-}
 }  // namespace
 
 void SGD::step() {
@@ -113,23 +107,11 @@ void SGD::step() {
     Tensor& p = params_[i];
     Tensor g = checked_grad(p, i, "SGD");
     if (!g.defined()) continue;
-    kernels::cpu::SgdParams s{
+    const ops::SgdParams s{
         lr_, opts_.momentum, opts_.dampening, opts_.weight_decay, opts_.nesterov, steps_[i] == 0};
     Tensor buf = opts_.momentum != 0.0 ? buffer(i, "momentum_buffer") : Tensor();
     EMBER_CHECK_VALUE(p.is_contiguous(), "SGD: parameter ", i, " is not contiguous");
-    if (p.device().is_gpu_like())
-      ops::gpu_kernels(p.device())
-          .sgd_step(gpu_float(p), p.data_ptr(), g.data_ptr(),
-                    buf.defined() ? buf.data_ptr() : nullptr, p.numel(),
-                    {s.lr, s.momentum, s.dampening, s.weight_decay, s.nesterov, s.first_step},
-                    nullptr);
-    else if (p.dtype() == kFloat32)
-      kernels::cpu::sgd_step(p.data<float>(), g.data<float>(),
-                             buf.defined() ? buf.data<float>() : nullptr, p.numel(), s);
-    else
-      kernels::cpu::sgd_step(p.data<double>(), g.data<double>(),
-                             buf.defined() ? buf.data<double>() : nullptr, p.numel(), s);
-    p.bump_version();
+    ops::sgd_step_(p, g, buf, s, "SGD");
     steps_[i]++;
   }
 }
@@ -155,20 +137,9 @@ void Adam::step() {
     Tensor m = buffer(i, "exp_avg");
     Tensor v = buffer(i, "exp_avg_sq");
     steps_[i]++;
-    kernels::cpu::AdamParams s{lr_,        opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
-                               decoupled_, steps_[i]};
-    if (p.device().is_gpu_like())
-      ops::gpu_kernels(p.device())
-          .adam_step(gpu_float(p), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(),
-                     p.numel(),
-                     {s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, s.step}, nullptr);
-    else if (p.dtype() == kFloat32)
-      kernels::cpu::adam_step(p.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(),
-                              p.numel(), s);
-    else
-      kernels::cpu::adam_step(p.data<double>(), g.data<double>(), m.data<double>(),
-                              v.data<double>(), p.numel(), s);
-    p.bump_version();
+    const ops::AdamParams s{lr_,        opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
+                            decoupled_, steps_[i]};
+    ops::adam_step_(p, g, m, v, s, decoupled_ ? "AdamW" : "Adam");
   }
 }
 

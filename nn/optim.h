@@ -1,5 +1,5 @@
 // Optimisers with PyTorch's update rules and defaults: SGD (momentum, dampening, nesterov,
-// weight decay), Adam and AdamW. Updates are fused per parameter (kernels/cpu/optim.h).
+// weight decay), Adam and AdamW. Updates are fused per parameter (ops/optim.h).
 #pragma once
 
 #include <memory>

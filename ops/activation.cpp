@@ -1,15 +1,14 @@
-// Activations: checks, output allocation, then kernels/cpu/activation (cpu) or
-// kernels/cuda/activation (cuda, emu) on contiguous data.
+// Activations: checks, output allocation, then the device's activation kernels
+// (kernels/activation_math.h) on contiguous data.
 #include "ops/activation.h"
 
-#include "kernels/cpu/activation.h"
+
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
-using kc::Activation;
+using kernels::Activation;
 
 namespace {
 
@@ -20,22 +19,19 @@ void check_float(const char* op, const Tensor& x) {
                     ".to(kFloat32))");
 }
 
-Tensor forward(Activation a, const char* op, const Tensor& x_in, kc::ActivationParams p = {}) {
+Tensor forward(Activation a, const char* op, const Tensor& x_in, kernels::ActivationParams p = {}) {
   check_float(op, x_in);
   const Tensor x = x_in.contiguous();
   const Device dev = x.device();
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).activation_fwd(a, gpu_scalar(x.dtype(), op), p, y.numel(), x.data_ptr(),
-                                    y.data_ptr(), nullptr);
-  else
-    kc::activation_fwd_cpu(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr());
+  kernels_for(dev).activation_fwd(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr(),
+                                  stream_of(dev));
   return y;
 }
 
 Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& s_in,
-                kc::ActivationParams p = {}) {
+                kernels::ActivationParams p = {}) {
   check_float(op, s_in);
   const Device dev = check_same_device(op, {&s_in, &g_in});
   EMBER_CHECK_SHAPE(g_in.shape() == s_in.shape(), op, ": expected grad_out of shape ", s_in.shape(),
@@ -45,22 +41,19 @@ Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& 
   const Tensor s = s_in.contiguous(), g = g_in.contiguous();
   Tensor dx = empty(s.shape(), {s.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).activation_bwd(a, gpu_scalar(s.dtype(), op), p, dx.numel(), s.data_ptr(),
-                                    g.data_ptr(), dx.data_ptr(), nullptr);
-  else
-    kc::activation_bwd_cpu(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr());
+  kernels_for(dev).activation_bwd(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(),
+                                  dx.data_ptr(), stream_of(dev));
   return dx;
 }
 
-kc::ActivationParams alpha(double a) {
-  kc::ActivationParams p;
+kernels::ActivationParams alpha(double a) {
+  kernels::ActivationParams p;
   p.alpha = a;
   return p;
 }
 
-kc::ActivationParams softplus_params(double beta, double threshold) {
-  kc::ActivationParams p;
+kernels::ActivationParams softplus_params(double beta, double threshold) {
+  kernels::ActivationParams p;
   p.beta = beta;
   p.threshold = threshold;
   return p;

@@ -1,19 +1,18 @@
 // Batch normalisation: checks, output allocation, in-place running-stat updates, then
-// kernels/cpu/batch_norm.
+// the device's batch-norm kernels (kernels/batch_norm_shape.h).
 #include "ops/batch_norm.h"
 
-#include "kernels/cpu/batch_norm.h"
+
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
 
 namespace {
 
-kc::BatchNormShape bn_shape(const Tensor& x) {
-  kc::BatchNormShape s;
+kernels::BatchNormShape bn_shape(const Tensor& x) {
+  kernels::BatchNormShape s;
   s.n = x.size(0);
   s.c = x.size(1);
   for (int64_t d = 2; d < x.dim(); ++d) s.s *= x.size(d);
@@ -54,7 +53,7 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   EMBER_CHECK_VALUE(training || (running_mean.defined() && running_var.defined()), op,
                     ": eval mode needs running_mean and running_var");
   EMBER_CHECK_VALUE(eps > 0, op, ": expected eps > 0, got ", eps);
-  const kc::BatchNormShape s = bn_shape(x_in);
+  const kernels::BatchNormShape s = bn_shape(x_in);
   EMBER_CHECK_VALUE(!training || s.n * s.s != 1, op,
                     ": expected more than 1 value per channel when training, got input of shape ",
                     x_in.shape());
@@ -73,21 +72,13 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
                                                                       : running_mean;
   Tensor rv = running_var.defined() && !running_var.is_contiguous() ? running_var.contiguous()
                                                                     : running_var;
-  if (x.device().is_gpu_like()) {
-    Tensor ws = empty({gpu_types::batch_norm_workspace(s)}, {kFloat64, x.device()});
-    gpu_kernels(x.device())
-        .batch_norm_fwd(gpu_scalar(x.dtype(), op), s, {training, momentum, eps}, x.data_ptr(),
-                        ptr_or_null(w), ptr_or_null(b), rm.defined() ? rm.data_ptr() : nullptr,
-                        rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
-                        r.save_mean.data_ptr(), r.save_invstd.data_ptr(), ws.data<double>(),
-                        nullptr);
-  } else {
-    kc::BatchNormParams p{training, momentum, eps};
-    kc::batch_norm_fwd_cpu(x.dtype(), s, p, x.data_ptr(), ptr_or_null(w), ptr_or_null(b),
-                           rm.defined() ? rm.data_ptr() : nullptr,
-                           rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(),
-                           r.save_mean.data_ptr(), r.save_invstd.data_ptr());
-  }
+  const Device dev = x.device();
+  const kernels::KernelTable& k = kernels_for(dev);
+  Tensor ws = workspace(dev, k.batch_norm_workspace_bytes(s));
+  k.batch_norm_fwd(x.dtype(), s, {training, momentum, eps}, x.data_ptr(), ptr_or_null(w),
+                   ptr_or_null(b), rm.defined() ? rm.data_ptr() : nullptr,
+                   rv.defined() ? rv.data_ptr() : nullptr, r.out.data_ptr(), r.save_mean.data_ptr(),
+                   r.save_invstd.data_ptr(), static_cast<double*>(ws.data_ptr()), stream_of(dev));
   if (training) {
     for (auto [dst, src] : {std::pair{running_mean, rm}, std::pair{running_var, rv}}) {
       if (!dst.defined()) continue;
@@ -114,7 +105,7 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   check_param(op, "weight", weight, x_in);
   check_param(op, "save_mean", save_mean, x_in);
   check_param(op, "save_invstd", save_invstd, x_in);
-  const kc::BatchNormShape s = bn_shape(x_in);
+  const kernels::BatchNormShape s = bn_shape(x_in);
   const TensorOptions o{x_in.dtype(), x_in.device()};
   BatchNormGrads g;
   if (want_input) g.grad_input = empty(x_in.shape(), o);
@@ -131,16 +122,12 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   void* dx = want_input ? g.grad_input.data_ptr() : nullptr;
   void* dw = want_weight ? g.grad_weight.data_ptr() : nullptr;
   void* db = want_bias ? g.grad_bias.data_ptr() : nullptr;
-  if (x.device().is_gpu_like()) {
-    Tensor ws = empty({gpu_types::batch_norm_workspace(s)}, {kFloat64, x.device()});
-    gpu_kernels(x.device())
-        .batch_norm_bwd(gpu_scalar(x.dtype(), op), s, training, x.data_ptr(), dy.data_ptr(),
-                        ptr_or_null(w), sm.data_ptr(), si.data_ptr(), dx, dw, db, ws.data<double>(),
-                        nullptr);
-  } else {
-    kc::batch_norm_bwd_cpu(x.dtype(), s, training, x.data_ptr(), dy.data_ptr(), ptr_or_null(w),
-                           sm.data_ptr(), si.data_ptr(), dx, dw, db);
-  }
+  const Device dev = x.device();
+  const kernels::KernelTable& k = kernels_for(dev);
+  Tensor ws = workspace(dev, k.batch_norm_workspace_bytes(s));
+  k.batch_norm_bwd(x.dtype(), s, training, x.data_ptr(), dy.data_ptr(), ptr_or_null(w),
+                   sm.data_ptr(), si.data_ptr(), dx, dw, db, static_cast<double*>(ws.data_ptr()),
+                   stream_of(dev));
   return g;
 }
 

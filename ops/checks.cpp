@@ -31,17 +31,6 @@ void check_cpu_dtype(const char* op, DType t) {
                     "uint8 or bool (convert with .to(kFloat32))");
 }
 
-std::vector<int64_t> broadcast_byte_strides(const Tensor& t, const Shape& shape) {
-  const int64_t nd = static_cast<int64_t>(shape.size()), td = t.dim();
-  const int64_t item = static_cast<int64_t>(t.element_size());
-  std::vector<int64_t> st(shape.size(), 0);
-  for (int64_t i = 0; i < td; ++i) {
-    const int64_t d = nd - td + i;
-    st[d] = t.shape()[i] == 1 && shape[d] != 1 ? 0 : t.strides()[i] * item;
-  }
-  return st;
-}
-
 void check_cpu_float(const char* op, const Tensor& x) {
   check_cpu_operands(op, {&x});
   EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,

@@ -27,7 +27,4 @@ void check_cpu_dtype(const char* op, DType t);
 // requires: x on the cpu (as check_cpu_operands) and float32 or float64 (DTypeError naming op).
 void check_cpu_float(const char* op, const Tensor& x);
 
-// Byte strides that view `t` as `shape` (its shape broadcast to `shape`): 0 along broadcast dims.
-std::vector<int64_t> broadcast_byte_strides(const Tensor& t, const Shape& shape);
-
 }  // namespace ember::ops

@@ -13,10 +13,9 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/conv2d_im2col.h"
 #include "kernels/cpu/conv2d_implicit_gemm.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -24,10 +23,6 @@ namespace ember::ops {
 namespace kc = kernels::cpu;
 using AlgoPtr = std::shared_ptr<const ConvAlgo>;
 
-const char* conv_direction_name(ConvDirection d) {
-  const char* names[] = {"forward", "backward_data", "backward_filter"};
-  return names[static_cast<int>(d)];
-}
 const char* conv_backend_name(ConvBackend b) {
   const char* names[] = {"cpu", "ember-cuda", "cudnn"};
   return names[static_cast<int>(b)];
@@ -100,24 +95,19 @@ double im2col_cost(const ConvKey& k) {
   return 2000.0 + static_cast<double>(s.macs()) / (rate * threads()) + cols / threads();
 }
 
-kc::ConvPass pass_of(ConvDirection d) {
-  return d == ConvDirection::forward         ? kc::ConvPass::fwd
-         : d == ConvDirection::backward_data ? kc::ConvPass::bwd_data
-                                             : kc::ConvPass::bwd_filter;
-}
-
 // The micro-kernels run about twice Eigen's rate here (16 multiply-adds per vector instruction,
 // against im2col_cost's 8 per unit), on filter counts rounded up to their tiles; the kernel
 // estimates its own work (kernels/cpu/conv2d_implicit_gemm.h). Few filters in a tile, as in the
 // first layer's backward data (3 input channels), leave im2col_gemm cheaper.
 double implicit_gemm_cpu_cost(const ConvKey& k) {
-  return 1000.0 + kc::conv2d_implicit_gemm_work(conv_shape_of(k), pass_of(k.direction)) / threads();
+  return 1000.0 + kc::conv2d_implicit_gemm_work(conv_shape_of(k), k.direction) / threads();
 }
 
 bool implicit_gemm_cpu_supports(const ConvKey& k, std::string* why) {
   if (!cpu_supports(k, why)) return false;
   const char* reason = "";
-  if (kc::conv2d_implicit_gemm_supports(k.dtype, conv_shape_of(k), pass_of(k.direction), &reason))
+  if (kernels_for(kCPU).conv2d_implicit_gemm_supports(k.dtype, conv_shape_of(k), k.direction,
+                                                      &reason))
     return true;
   return *why = reason, false;
 }
@@ -131,10 +121,6 @@ bool gpu_supports(const ConvKey& k, std::string* why) {
     return *why = "float32 and float64 only", false;
   if (k.layout != ConvLayout::nchw) return *why = "NCHW layout only", false;
   return true;
-}
-
-kernels::gpu_types::Scalar gpu_scalar_of(const ConvKey& k) {
-  return gpu_scalar(k.dtype, "conv2d");
 }
 
 // Rough GPU costs in multiply-adds per unit: the direct loops read every operand from global
@@ -163,16 +149,18 @@ ConvAlgo gpu_direct_algo() {
   a.workspace_bytes = [](const ConvKey&) { return size_t{0}; };
   a.cost = gpu_direct_cost;
   a.run = [](const ConvKey& k, const ConvBuffers& b, void*, size_t) {
-    const GpuKernels& g = gpu_kernels(Device(k.device_type, k.device_index));
+    const Device dev(k.device_type, k.device_index);
+    const kernels::KernelTable& g = kernels_for(dev);
     const kernels::ConvShape s = conv_shape_of(k);
-    const auto t = gpu_scalar_of(k);
+    const DType t = k.dtype;
+    const gpu::Stream st = stream_of(dev);
     switch (k.direction) {
       case ConvDirection::forward:
-        return g.conv2d_fwd_direct(t, s, b.x, b.w, b.bias, b.y, nullptr);
+        return g.conv2d_fwd_direct(t, s, b.x, b.w, b.bias, b.y, st);
       case ConvDirection::backward_data:
-        return g.conv2d_bwd_data_direct(t, s, b.dy, b.w, b.dx, nullptr);
+        return g.conv2d_bwd_data_direct(t, s, b.dy, b.w, b.dx, st);
       case ConvDirection::backward_filter:
-        return g.conv2d_bwd_filter_direct(t, s, b.dy, b.x, b.dw, nullptr);
+        return g.conv2d_bwd_filter_direct(t, s, b.dy, b.x, b.dw, st);
     }
   };
   return a;
@@ -185,22 +173,23 @@ ConvAlgo implicit_gemm_algo() {
   a.deterministic = true;  // split-K partial sums are added in a fixed order, no atomics
   a.supports = gpu_supports;
   a.workspace_bytes = [](const ConvKey& k) {
-    if (k.direction != ConvDirection::backward_filter) return size_t{0};
-    return gpu_kernels(Device(k.device_type, k.device_index))
-        .conv2d_implicit_gemm_workspace(gpu_scalar_of(k), conv_shape_of(k));
+    return kernels_for(Device(k.device_type, k.device_index))
+        .conv2d_implicit_gemm_workspace_bytes(k.dtype, conv_shape_of(k), k.direction);
   };
   a.cost = implicit_gemm_cost;
   a.run = [](const ConvKey& k, const ConvBuffers& b, void* ws, size_t ws_bytes) {
-    const GpuKernels& g = gpu_kernels(Device(k.device_type, k.device_index));
+    const Device dev(k.device_type, k.device_index);
+    const kernels::KernelTable& g = kernels_for(dev);
     const kernels::ConvShape s = conv_shape_of(k);
-    const auto t = gpu_scalar_of(k);
+    const DType t = k.dtype;
+    const gpu::Stream st = stream_of(dev);
     switch (k.direction) {
       case ConvDirection::forward:
-        return g.conv2d_fwd_implicit_gemm(t, s, b.x, b.w, b.bias, b.y, nullptr);
+        return g.conv2d_fwd_implicit_gemm(t, s, b.x, b.w, b.bias, b.y, ws, ws_bytes, st);
       case ConvDirection::backward_data:
-        return g.conv2d_bwd_data_implicit_gemm(t, s, b.dy, b.w, b.dx, nullptr);
+        return g.conv2d_bwd_data_implicit_gemm(t, s, b.dy, b.w, b.dx, ws, ws_bytes, st);
       case ConvDirection::backward_filter:
-        return g.conv2d_bwd_filter_implicit_gemm(t, s, b.dy, b.x, b.dw, ws, ws_bytes, nullptr);
+        return g.conv2d_bwd_filter_implicit_gemm(t, s, b.dy, b.x, b.dw, ws, ws_bytes, st);
     }
   };
   return a;
@@ -212,7 +201,7 @@ std::vector<AlgoPtr> builtin_algos() {
   im2col.deterministic = true;  // fixed partition of the batch, fixed summation order
   im2col.supports = cpu_supports;
   im2col.workspace_bytes = [](const ConvKey& k) {
-    return kc::conv2d_im2col_workspace_bytes(k.dtype, conv_shape_of(k), pass_of(k.direction));
+    return kc::conv2d_im2col_workspace_bytes(k.dtype, conv_shape_of(k), k.direction);
   };
   im2col.cost = im2col_cost;
   im2col.run = [](const ConvKey& k, const ConvBuffers& b, void* ws, size_t ws_bytes) {
@@ -234,14 +223,15 @@ std::vector<AlgoPtr> builtin_algos() {
   direct.workspace_bytes = [](const ConvKey&) { return size_t{0}; };
   direct.cost = direct_cost;
   direct.run = [](const ConvKey& k, const ConvBuffers& b, void*, size_t) {
+    const kernels::KernelTable& c = kernels_for(kCPU);
     const kernels::ConvShape s = conv_shape_of(k);
     switch (k.direction) {
       case ConvDirection::forward:
-        return kc::conv2d_fwd_direct(k.dtype, s, b.x, b.w, b.bias, b.y);
+        return c.conv2d_fwd_direct(k.dtype, s, b.x, b.w, b.bias, b.y, nullptr);
       case ConvDirection::backward_data:
-        return kc::conv2d_bwd_data_direct(k.dtype, s, b.dy, b.w, b.dx);
+        return c.conv2d_bwd_data_direct(k.dtype, s, b.dy, b.w, b.dx, nullptr);
       case ConvDirection::backward_filter:
-        return kc::conv2d_bwd_filter_direct(k.dtype, s, b.dy, b.x, b.dw);
+        return c.conv2d_bwd_filter_direct(k.dtype, s, b.dy, b.x, b.dw, nullptr);
     }
   };
   ConvAlgo implicit;
@@ -249,22 +239,21 @@ std::vector<AlgoPtr> builtin_algos() {
   implicit.deterministic = true;  // fixed partition of the panels, fixed summation order
   implicit.supports = implicit_gemm_cpu_supports;
   implicit.workspace_bytes = [](const ConvKey& k) {
-    return kc::conv2d_implicit_gemm_workspace_bytes(conv_shape_of(k), pass_of(k.direction));
+    return kernels_for(kCPU).conv2d_implicit_gemm_workspace_bytes(k.dtype, conv_shape_of(k),
+                                                                 k.direction);
   };
   implicit.cost = implicit_gemm_cpu_cost;
   implicit.run = [](const ConvKey& k, const ConvBuffers& b, void* ws, size_t ws_bytes) {
+    const kernels::KernelTable& c = kernels_for(kCPU);
     const kernels::ConvShape s = conv_shape_of(k);
-    const auto f = [](const void* p) { return static_cast<const float*>(p); };
     switch (k.direction) {
       case ConvDirection::forward:
-        return kc::conv2d_fwd_implicit_gemm(s, f(b.x), f(b.w), f(b.bias), static_cast<float*>(b.y),
-                                            ws, ws_bytes);
+        return c.conv2d_fwd_implicit_gemm(k.dtype, s, b.x, b.w, b.bias, b.y, ws, ws_bytes, nullptr);
       case ConvDirection::backward_data:
-        return kc::conv2d_bwd_data_implicit_gemm(s, f(b.dy), f(b.w), static_cast<float*>(b.dx), ws,
-                                                 ws_bytes);
+        return c.conv2d_bwd_data_implicit_gemm(k.dtype, s, b.dy, b.w, b.dx, ws, ws_bytes, nullptr);
       case ConvDirection::backward_filter:
-        return kc::conv2d_bwd_filter_implicit_gemm(s, f(b.dy), f(b.x), static_cast<float*>(b.dw),
-                                                   ws, ws_bytes);
+        return c.conv2d_bwd_filter_implicit_gemm(k.dtype, s, b.dy, b.x, b.dw, ws, ws_bytes,
+                                                 nullptr);
     }
   };
   return {std::make_shared<const ConvAlgo>(std::move(im2col)),

@@ -27,13 +27,13 @@
 
 namespace ember::ops {
 
-enum class ConvDirection : uint8_t { forward, backward_data, backward_filter };
+using kernels::ConvDirection;
+using kernels::conv_direction_name;
 enum class ConvBackend : uint8_t { cpu, ember_cuda, cudnn };
 enum class ConvMathMode : uint8_t { fp32, tf32, tensor_op };
 enum class ConvLayout : uint8_t { nchw, nhwc };
 enum class ConvPolicy : uint8_t { heuristic, deterministic, forced };
 
-const char* conv_direction_name(ConvDirection d);
 const char* conv_backend_name(ConvBackend b);
 const char* conv_policy_name(ConvPolicy p);
 

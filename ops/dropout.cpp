@@ -1,14 +1,13 @@
 // Dropout: checks, the generator's stream reservation, output allocation, then
-// kernels/cpu/dropout (cpu) or kernels/cuda/dropout (cuda, emu), which draw the same mask.
+// the device's dropout kernels (kernels/dropout_math.h), which draw the same mask everywhere.
 #include "ops/dropout.h"
 
-#include "kernels/cpu/dropout.h"
+
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
 
 namespace {
 void check_float(const char* op, const Tensor& x) {
@@ -29,13 +28,9 @@ DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* ge
   Generator& g = gen ? *gen : default_generator();
   const uint64_t seed = g.seed();
   const uint64_t offset = g.reserve(static_cast<uint64_t>(n));
-  if (n > 0 && dev.is_gpu_like())
-    gpu_kernels(dev).dropout_fwd(gpu_scalar(x.dtype(), "dropout"), n, seed, offset, p,
-                                 1.0 / (1.0 - p), x.data_ptr(), r.mask.data<bool>(),
-                                 r.out.data_ptr(), nullptr);
-  else if (n > 0)
-    kc::dropout_fwd_cpu(x.dtype(), n, seed, offset, p, 1.0 / (1.0 - p), x.data_ptr(),
-                        r.mask.data<bool>(), r.out.data_ptr());
+  if (n > 0)
+    kernels_for(dev).dropout_fwd(x.dtype(), n, seed, offset, p, 1.0 / (1.0 - p), x.data_ptr(),
+                                 r.mask.data<bool>(), r.out.data_ptr(), stream_of(dev));
   return r;
 }
 
@@ -50,12 +45,8 @@ Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
   const Tensor g = grad_out.contiguous(), m = mask.contiguous();
   Tensor dx = empty(g.shape(), {g.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).dropout_bwd(gpu_scalar(g.dtype(), op), g.numel(), 1.0 / (1.0 - p),
-                                 m.data<bool>(), g.data_ptr(), dx.data_ptr(), nullptr);
-  else
-    kc::dropout_bwd_cpu(g.dtype(), g.numel(), 1.0 / (1.0 - p), m.data<bool>(), g.data_ptr(),
-                        dx.data_ptr());
+  kernels_for(dev).dropout_bwd(g.dtype(), g.numel(), 1.0 / (1.0 - p), m.data<bool>(),
+                               g.data_ptr(), dx.data_ptr(), stream_of(dev));
   return dx;
 }
 

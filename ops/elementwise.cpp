@@ -1,16 +1,16 @@
 // Elementwise ops: device and dtype checks, broadcasting, type promotion, output allocation,
-// then one call into kernels/cpu/elementwise or, on cuda/emu, the GPU kernel table.
+// then one call into the device's kernel table (kernels/elementwise_shape.h).
 #include "ops/elementwise.h"
 
 #include <cmath>
 
-#include "kernels/cpu/elementwise.h"
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   if (a == b) return a;
@@ -44,78 +44,56 @@ DType scalar_dtype(const Tensor& a, double v) {
   return kFloat32;
 }
 
-// The GPU kernels take the same op codes.
-static_assert(static_cast<int>(kc::BinaryOp::ge) == static_cast<int>(gpu_types::BinaryOp::ge) &&
-              static_cast<int>(kc::BinaryOp::pow) == static_cast<int>(gpu_types::BinaryOp::pow));
-static_assert(static_cast<int>(kc::UnaryOp::clamp) == static_cast<int>(gpu_types::UnaryOp::clamp));
-gpu_types::BinaryOp gpu_op(kc::BinaryOp op) {
-  return static_cast<gpu_types::BinaryOp>(op);
-}
-gpu_types::UnaryOp gpu_op(kc::UnaryOp op) {
-  return static_cast<gpu_types::UnaryOp>(op);
-}
-
 // Operands that cannot be addressed with kMaxDims merged dims are materialised first.
 Tensor dense(const Tensor& x, const Shape& shape) {
   return x.expand(shape).contiguous();
 }
 
-void binary_gpu(kc::BinaryOp op, DType t, const Tensor& out, Tensor a, Tensor b) {
-  const GpuKernels& k = gpu_kernels(out.device());
+// out = a (op) b with a and b broadcast to out's shape; out is new and contiguous.
+void run_binary(BinaryOp op, DType t, const Tensor& out, Tensor a, Tensor b) {
+  const Device dev = out.device();
+  const kernels::KernelTable& k = kernels_for(dev);
   const Shape& shape = out.shape();
-  const gpu_types::Scalar st = gpu_scalar(t, "binary op");
-  gpu_types::StridedIndex<2> index;
-  if (!(a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) &&
-      !make_strided_index<2>(shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
+  if (a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) {
+    k.binary_contiguous(op, t, out.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr(),
+                        stream_of(dev));
+    return;
+  }
+  StridedIndex<2> index;
+  if (!make_strided_index<2>(shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
                              index)) {
     a = dense(a, shape);
     b = dense(b, shape);
+    make_strided_index<2>(shape, {a.strides(), b.strides()}, index);
   }
-  if (a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) {
-    k.binary_contiguous(gpu_op(op), st, out.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr(),
-                        nullptr);
-    return;
-  }
-  k.binary_strided(gpu_op(op), st, index, out.data_ptr(), a.data_ptr(), b.data_ptr(), nullptr);
+  k.binary_strided(op, t, index, out.data_ptr(), a.data_ptr(), b.data_ptr(), stream_of(dev));
 }
 
-Tensor binary(kc::BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b_in) {
+Tensor binary(BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b_in) {
   const Device dev = check_same_device(name, {&a_in, &b_in});
   check_cpu_dtype(name, a_in.dtype());
   check_cpu_dtype(name, b_in.dtype());
   DType t = promote_types(a_in.dtype(), b_in.dtype());
-  if (op == kc::BinaryOp::div && !is_floating(t)) t = kFloat32;  // true division
-  EMBER_CHECK_DTYPE(!(t == kBool && (op == kc::BinaryOp::sub || op == kc::BinaryOp::pow)), name,
+  if (op == BinaryOp::div && !is_floating(t)) t = kFloat32;  // true division
+  EMBER_CHECK_DTYPE(!(t == kBool && (op == BinaryOp::sub || op == BinaryOp::pow)), name,
                     ": not supported for two bool tensors (got ", a_in.dtype(), " and ",
                     b_in.dtype(), "); convert one to an integer or floating dtype");
   check_compute_dtype(name, t, dev);
   const Shape shape = broadcast_shapes(a_in.shape(), b_in.shape(), name);
   const Tensor a = as_dtype(a_in, t), b = as_dtype(b_in, t);
-  Tensor out = empty(shape, {kc::is_comparison(op) ? kBool : t, dev});
-  if (out.numel() == 0) return out;
-  if (dev.is_gpu_like()) {
-    binary_gpu(op, t, out, a, b);
-    return out;
-  }
-  if (a.shape() == shape && b.shape() == shape && a.is_contiguous() && b.is_contiguous()) {
-    kc::binary_contiguous_cpu(op, t, out.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr());
-    return out;
-  }
-  kc::StridedShape<3> s{shape,
-                        {broadcast_byte_strides(out, shape), broadcast_byte_strides(a, shape),
-                         broadcast_byte_strides(b, shape)}};
-  kc::binary_cpu(op, t, s, out.data_ptr(), a.data_ptr(), b.data_ptr());
+  Tensor out = empty(shape, {kernels::is_comparison(op) ? kBool : t, dev});
+  if (out.numel() > 0) run_binary(op, t, out, a, b);
   return out;
 }
 
-Tensor binary_scalar(kc::BinaryOp op, const char* name, const Tensor& a, double v) {
+Tensor binary_scalar(BinaryOp op, const char* name, const Tensor& a, double v) {
   check_cpu_dtype(name, a.dtype());
   return binary(op, name, a, full({}, v, {scalar_dtype(a, v), a.device()}));
 }
 
 // Floating-only unary ops turn integer and bool input into float32, as PyTorch does.
-Tensor unary(kc::UnaryOp op, const char* name, const Tensor& a_in, bool floating,
-             kc::UnaryParams params = {}) {
+Tensor unary(UnaryOp op, const char* name, const Tensor& a_in, bool floating,
+             kernels::UnaryParams params = {}) {
   const Device dev = a_in.device();
   check_cpu_dtype(name, a_in.dtype());
   EMBER_CHECK_DTYPE(floating || a_in.dtype() != kBool, name,
@@ -126,104 +104,92 @@ Tensor unary(kc::UnaryOp op, const char* name, const Tensor& a_in, bool floating
   Tensor a = as_dtype(a_in, t);
   Tensor out = empty(a.shape(), {t, dev});
   if (out.numel() == 0) return out;
-  if (dev.is_gpu_like()) {
-    const GpuKernels& k = gpu_kernels(dev);
-    gpu_types::StridedIndex<1> index;
-    if (!a.is_contiguous() && !make_strided_index<1>(a.shape(), {a.strides()}, index))
-      a = a.contiguous();
-    if (a.is_contiguous())
-      k.unary_contiguous(gpu_op(op), gpu_scalar(t, name), params.lo, params.hi, out.numel(),
-                         out.data_ptr(), a.data_ptr(), nullptr);
-    else
-      k.unary_strided(gpu_op(op), gpu_scalar(t, name), params.lo, params.hi, index, out.data_ptr(),
-                      a.data_ptr(), nullptr);
-    return out;
-  }
-  if (a.is_contiguous()) {
-    kc::unary_contiguous_cpu(op, t, params, out.numel(), out.data_ptr(), a.data_ptr());
-    return out;
-  }
-  kc::StridedShape<2> s{
-      a.shape(), {broadcast_byte_strides(out, a.shape()), broadcast_byte_strides(a, a.shape())}};
-  kc::unary_cpu(op, t, params, s, out.data_ptr(), a.data_ptr());
+  const kernels::KernelTable& k = kernels_for(dev);
+  StridedIndex<1> index;
+  if (!a.is_contiguous() && !make_strided_index<1>(a.shape(), {a.strides()}, index))
+    a = a.contiguous();
+  if (a.is_contiguous())
+    k.unary_contiguous(op, t, params, out.numel(), out.data_ptr(), a.data_ptr(), stream_of(dev));
+  else
+    k.unary_strided(op, t, params, index, out.data_ptr(), a.data_ptr(), stream_of(dev));
   return out;
 }
 
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::add, "add", a, b);
+  return binary(BinaryOp::add, "add", a, b);
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::sub, "sub", a, b);
+  return binary(BinaryOp::sub, "sub", a, b);
 }
 Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::mul, "mul", a, b);
+  return binary(BinaryOp::mul, "mul", a, b);
 }
 Tensor div(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::div, "div", a, b);
+  return binary(BinaryOp::div, "div", a, b);
 }
 Tensor pow(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::pow, "pow", a, b);
+  return binary(BinaryOp::pow, "pow", a, b);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::maximum, "maximum", a, b);
+  return binary(BinaryOp::maximum, "maximum", a, b);
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::minimum, "minimum", a, b);
+  return binary(BinaryOp::minimum, "minimum", a, b);
 }
 
 Tensor add(const Tensor& a, double b) {
-  return binary_scalar(kc::BinaryOp::add, "add", a, b);
+  return binary_scalar(BinaryOp::add, "add", a, b);
 }
 Tensor mul(const Tensor& a, double b) {
-  return binary_scalar(kc::BinaryOp::mul, "mul", a, b);
+  return binary_scalar(BinaryOp::mul, "mul", a, b);
 }
 Tensor pow(const Tensor& a, double e) {
-  return binary_scalar(kc::BinaryOp::pow, "pow", a, e);
+  return binary_scalar(BinaryOp::pow, "pow", a, e);
 }
 
 Tensor neg(const Tensor& a) {
-  return unary(kc::UnaryOp::neg, "neg", a, false);
+  return unary(UnaryOp::neg, "neg", a, false);
 }
 Tensor abs(const Tensor& a) {
-  return unary(kc::UnaryOp::abs, "abs", a, false);
+  return unary(UnaryOp::abs, "abs", a, false);
 }
 Tensor exp(const Tensor& a) {
-  return unary(kc::UnaryOp::exp, "exp", a, true);
+  return unary(UnaryOp::exp, "exp", a, true);
 }
 Tensor log(const Tensor& a) {
-  return unary(kc::UnaryOp::log, "log", a, true);
+  return unary(UnaryOp::log, "log", a, true);
 }
 Tensor sqrt(const Tensor& a) {
-  return unary(kc::UnaryOp::sqrt, "sqrt", a, true);
+  return unary(UnaryOp::sqrt, "sqrt", a, true);
 }
 Tensor rsqrt(const Tensor& a) {
-  return unary(kc::UnaryOp::rsqrt, "rsqrt", a, true);
+  return unary(UnaryOp::rsqrt, "rsqrt", a, true);
 }
 Tensor clamp(const Tensor& a, double lo, double hi) {
   EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi), "clamp: bounds must not be NaN, got [", lo,
                     ", ", hi, "]");
-  return unary(kc::UnaryOp::clamp, "clamp", a, false, {lo, hi});
+  return unary(UnaryOp::clamp, "clamp", a, false, {lo, hi});
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::eq, "eq", a, b);
+  return binary(BinaryOp::eq, "eq", a, b);
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::ne, "ne", a, b);
+  return binary(BinaryOp::ne, "ne", a, b);
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::lt, "lt", a, b);
+  return binary(BinaryOp::lt, "lt", a, b);
 }
 Tensor le(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::le, "le", a, b);
+  return binary(BinaryOp::le, "le", a, b);
 }
 Tensor gt(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::gt, "gt", a, b);
+  return binary(BinaryOp::gt, "gt", a, b);
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
-  return binary(kc::BinaryOp::ge, "ge", a, b);
+  return binary(BinaryOp::ge, "ge", a, b);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
@@ -239,9 +205,9 @@ Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
   Tensor a = as_dtype(a_in, t), b = as_dtype(b_in, t);
   Tensor out = empty(shape, {t, dev});
   if (out.numel() == 0) return out;
-  if (dev.is_gpu_like()) {
+  {
     Tensor c = cond;
-    gpu_types::StridedIndex<3> index;
+    StridedIndex<3> index;
     if (!make_strided_index<3>(
             shape,
             {broadcast_strides(c, shape), broadcast_strides(a, shape), broadcast_strides(b, shape)},
@@ -249,16 +215,10 @@ Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
       c = dense(c, shape), a = dense(a, shape), b = dense(b, shape);
       make_strided_index<3>(shape, {c.strides(), a.strides(), b.strides()}, index);
     }
-    gpu_kernels(dev).where_strided(gpu_scalar(t, "where"), index, out.data_ptr(),
+    kernels_for(dev).where_strided(t, index, out.data_ptr(),
                                    static_cast<const bool*>(c.data_ptr()), a.data_ptr(),
-                                   b.data_ptr(), nullptr);
-    return out;
+                                   b.data_ptr(), stream_of(dev));
   }
-  kc::StridedShape<4> s{shape,
-                        {broadcast_byte_strides(out, shape), broadcast_byte_strides(cond, shape),
-                         broadcast_byte_strides(a, shape), broadcast_byte_strides(b, shape)}};
-  kc::where_cpu(t, s, out.data_ptr(), static_cast<const bool*>(cond.data_ptr()), a.data_ptr(),
-                b.data_ptr());
   return out;
 }
 

@@ -1,10 +1,9 @@
 // linear: checks, then one GEMM on x viewed as a matrix (w^T a strided view) and an in-place
-// bias add: kernels/cpu/linear on the cpu, the elementwise add with a broadcast bias on a GPU.
+// bias add: the device's strided elementwise add, bias read with a zero stride over the rows.
 #include "ops/linear.h"
 
-#include "kernels/cpu/linear.h"
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 
@@ -43,16 +42,12 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor y = mm(x.reshape({-1, in}), w.t());
   if (b.defined() && y.numel() > 0) {
     const Tensor bc = b.contiguous();
-    if (y.device().is_gpu_like()) {
-      // y += b in place: y is contiguous [rows, out], b read with a zero stride over the rows.
-      gpu_types::StridedIndex<2> index;
-      make_strided_index<2>(y.shape(), {y.strides(), broadcast_strides(bc, y.shape())}, index);
-      gpu_kernels(y.device())
-          .binary_strided(gpu_types::BinaryOp::add, gpu_scalar(y.dtype(), "linear"), index,
-                          y.data_ptr(), y.data_ptr(), bc.data_ptr(), nullptr);
-    } else {
-      kernels::cpu::add_bias_rows_cpu(y.dtype(), y.size(0), out_f, bc.data_ptr(), y.data_ptr());
-    }
+    // y += b in place: y is contiguous [rows, out], so it is both an input and the output.
+    StridedIndex<2> index;
+    make_strided_index<2>(y.shape(), {y.strides(), broadcast_strides(bc, y.shape())}, index);
+    kernels_for(y.device())
+        .binary_strided(kernels::BinaryOp::add, y.dtype(), index, y.data_ptr(), y.data_ptr(),
+                        bc.data_ptr(), stream_of(y.device()));
   }
   return y.view(with_last(x.shape(), out_f));
 }

@@ -1,21 +1,17 @@
-// Losses: checks (shapes, the int64 target, labels in range), then kernels/cpu/loss (cpu) or
-// kernels/cuda/loss (cuda, emu). On the cpu cross entropy runs kernels/cpu/softmax over the
-// class dim first; on a GPU one kernel computes the log-probabilities and the loss per row. Both
-// keep the log-probabilities for the backward.
+// Losses: checks (shapes, the int64 target, labels in range), then the device's loss kernels
+// (kernels/loss_shape.h). Cross entropy keeps the log-probabilities it computes for the backward.
 #include "ops/loss.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "kernels/cpu/loss.h"
-#include "kernels/cpu/softmax.h"
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
+using kernels::NllShape;
 
 namespace {
 
@@ -37,7 +33,7 @@ std::string format_index(std::vector<int64_t> idx) {
   return os.str();
 }
 
-kc::NllShape check_classification(const char* op, const Tensor& input, const Tensor& target) {
+NllShape check_classification(const char* op, const Tensor& input, const Tensor& target) {
   check_same_device(op, {&input, &target});
   check_float(op, "input", input);
   EMBER_CHECK_SHAPE(input.dim() >= 2, op,
@@ -47,22 +43,28 @@ kc::NllShape check_classification(const char* op, const Tensor& input, const Ten
   EMBER_CHECK_SHAPE(target.shape() == target_shape(input.shape()), op,
                     ": expected target of shape ", target_shape(input.shape()), " for input ",
                     input.shape(), ", got ", target.shape());
-  kc::NllShape s{input.size(0), input.size(1), 1};
+  NllShape s;
+  s.n = input.size(0), s.c = input.size(1);
   for (int64_t d = 2; d < input.dim(); ++d) s.s *= input.size(d);
   return s;
 }
 
 // Note [Targets on the host]
-// On a GPU device the labels are checked (and the positions not ignored counted) on the host,
-// after one copy of the targets from the device: NllOutput::count is a host value that the
-// backward's mean needs, so the op waits for the targets either way, and an error then names the
-// label and its position exactly as on the cpu. The kernels trust the targets they are given.
+// The labels are checked (and the positions not ignored counted) on the host, after one copy of
+// the targets from a GPU device: NllOutput::count is a host value that the backward's mean
+// needs, so the op waits for the targets either way, and an error then names the label and its
+// position on every device alike. The kernels trust the targets they are given.
 //
-// requires: target contiguous int64 on the cpu.
-void check_labels(const char* op, const kc::NllShape& s, const Tensor& target,
-                  int64_t ignore_index) {
-  const int64_t bad = kc::nll_find_bad_target_cpu(s, ignore_index, target.data<int64_t>());
-  if (bad < 0) return;
+// requires: target contiguous int64 on the cpu. Returns the count of positions not ignored.
+int64_t check_labels(const char* op, const NllShape& s, const Tensor& target,
+                     int64_t ignore_index) {
+  const int64_t* tv = target.data<int64_t>();
+  int64_t bad = -1, count = 0;
+  for (int64_t p = 0; p < s.n * s.s && bad < 0; ++p) {
+    if (tv[p] != ignore_index && (tv[p] < 0 || tv[p] >= s.c)) bad = p;
+    count += tv[p] != ignore_index;
+  }
+  if (bad < 0) return count;
   Shape ts = target.shape();
   std::vector<int64_t> idx(ts.size());
   for (int64_t d = static_cast<int64_t>(ts.size()) - 1, r = bad; d >= 0; --d) {
@@ -74,56 +76,37 @@ void check_labels(const char* op, const kc::NllShape& s, const Tensor& target,
               s.c, " or ignore_index = ", ignore_index, ")");
 }
 
-NllOutput reduce(DType t, const kc::NllShape& s, Reduction r, int64_t ignore_index, double eps,
-                 const Tensor& lp, const Tensor& target) {
-  NllOutput out;
-  Tensor per = r == Reduction::None ? empty({s.n * s.s}, {t, kCPU}) : Tensor();
-  const double total =
-      kc::nll_fwd_cpu(t, s, ignore_index, eps, lp.data_ptr(), target.data<int64_t>(),
-                      per.defined() ? per.data_ptr() : nullptr, &out.count);
-  if (r == Reduction::None)
-    out.loss = per.view(target.shape());
-  else if (r == Reduction::Sum)
-    out.loss = full({}, total, {t, kCPU});
-  else
-    out.loss = full({}, total / static_cast<double>(out.count), {t, kCPU});
-  return out;
-}
-
-// The GPU form of `reduce` (and, for cross entropy, of the log_softmax before it): labels
-// checked and counted on the host (Note [Targets on the host]), then one kernel for the
-// per-position losses and, for Mean/Sum, one that sums them on the device. `x` is the logits
-// (fused) or the log-probabilities, contiguous on the device.
-NllOutput nll_gpu(const char* op, bool fused, const kc::NllShape& s, Reduction r,
-                  int64_t ignore_index, double eps, const Tensor& x, const Tensor& target) {
+// The per-position losses and, for Mean/Sum, their sum on the device, in one call to the
+// device's kernels (and, for cross entropy, the log-probabilities before them), after the labels
+// are checked and counted on the host (Note [Targets on the host]). `x` is the logits (fused)
+// or the log-probabilities, contiguous.
+NllOutput nll_forward(const char* op, bool fused, NllShape s, Reduction r, int64_t ignore_index,
+                      double eps, const Tensor& x, const Tensor& target) {
   const Device dev = x.device();
-  const Tensor host_target = target.cpu();
-  check_labels(op, s, host_target, ignore_index);
   NllOutput out;
-  const int64_t* tv = host_target.data<int64_t>();
-  for (int64_t p = 0; p < s.n * s.s; ++p) out.count += tv[p] != ignore_index;
+  out.count = check_labels(op, s, target.cpu(), ignore_index);
+  s.ignore_index = ignore_index, s.smoothing = eps;
   const DType t = x.dtype();
-  Tensor per, scratch;
+  const kernels::KernelTable& k = kernels_for(dev);
+  Tensor per, ws;
   if (r == Reduction::None) {
     per = empty({s.n * s.s}, {t, dev});
     out.loss = per.view(target.shape());
   } else {
-    scratch = empty({s.n * s.s}, {kFloat64, dev});
+    ws = workspace(dev, k.nll_workspace_bytes(s));
     out.loss = empty({}, {t, dev});
   }
   const double divisor = r == Reduction::Mean ? static_cast<double>(out.count) : 1.0;
   void* total = r == Reduction::None ? nullptr : out.loss.data_ptr();
-  double* acc = scratch.defined() ? scratch.data<double>() : nullptr;
+  double* acc = static_cast<double*>(ws.defined() ? ws.data_ptr() : nullptr);
   void* per_ptr = per.defined() ? per.data_ptr() : nullptr;
-  const gpu_types::NllDims d{s.n, s.c, s.s, ignore_index, eps};
-  const GpuKernels& k = gpu_kernels(dev);
   if (fused) {
     out.log_probs = empty(x.shape(), {t, dev});
-    k.cross_entropy_fwd(gpu_scalar(t, op), d, x.data_ptr(), target.data<int64_t>(),
-                        out.log_probs.data_ptr(), per_ptr, acc, divisor, total, nullptr);
+    k.cross_entropy_fwd(t, s, x.data_ptr(), target.data<int64_t>(), out.log_probs.data_ptr(),
+                        per_ptr, acc, divisor, total, stream_of(dev));
   } else {
-    k.nll_fwd(gpu_scalar(t, op), d, x.data_ptr(), target.data<int64_t>(), per_ptr, acc, divisor,
-              total, nullptr);
+    k.nll_fwd(t, s, x.data_ptr(), target.data<int64_t>(), per_ptr, acc, divisor, total,
+              stream_of(dev));
   }
   return out;
 }
@@ -143,7 +126,8 @@ std::pair<int64_t, double> grad_layout(const char* op, const Tensor& g, const Sh
 Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Tensor& lp_in,
                     const Tensor& target_in, int64_t ignore_index, Reduction r, double eps,
                     int64_t count) {
-  const kc::NllShape s = check_classification(op, lp_in, target_in);
+  NllShape s = check_classification(op, lp_in, target_in);
+  s.ignore_index = ignore_index, s.smoothing = eps;
   const Device dev = check_same_device(op, {&lp_in, &grad_out});
   EMBER_CHECK_DTYPE(grad_out.dtype() == lp_in.dtype(), op, ": expected grad_out of dtype ",
                     lp_in.dtype(), ", got ", grad_out.dtype());
@@ -152,13 +136,9 @@ Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Te
   const Tensor lp = fused ? lp_in.contiguous() : Tensor();
   Tensor dx = empty(lp_in.shape(), {lp_in.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).nll_bwd(gpu_scalar(dx.dtype(), op), {s.n, s.c, s.s, ignore_index, eps}, fused,
-                             fused ? lp.data_ptr() : nullptr, target.data<int64_t>(), g.data_ptr(),
-                             stride, scale, dx.data_ptr(), nullptr);
-  else
-    kc::nll_bwd_cpu(dx.dtype(), s, ignore_index, eps, fused, fused ? lp.data_ptr() : nullptr,
-                    target.data<int64_t>(), g.data_ptr(), stride, scale, dx.data_ptr());
+  kernels_for(dev).nll_bwd(dx.dtype(), s, fused, fused ? lp.data_ptr() : nullptr,
+                           target.data<int64_t>(), g.data_ptr(), stride, scale, dx.data_ptr(),
+                           stream_of(dev));
   return dx;
 }
 
@@ -167,19 +147,11 @@ Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Te
 NllOutput cross_entropy(const Tensor& logits, const Tensor& target_in, int64_t ignore_index,
                         Reduction reduction, double label_smoothing) {
   const char* op = "cross_entropy";
-  const kc::NllShape s = check_classification(op, logits, target_in);
+  const NllShape s = check_classification(op, logits, target_in);
   EMBER_CHECK_VALUE(label_smoothing >= 0 && label_smoothing <= 1, op,
                     ": expected label_smoothing in [0, 1], got ", label_smoothing);
   const Tensor x = logits.contiguous(), target = target_in.contiguous();
-  if (x.device().is_gpu_like())
-    return nll_gpu(op, true, s, reduction, ignore_index, label_smoothing, x, target);
-  check_labels(op, s, target, ignore_index);
-  Tensor lp = empty(x.shape(), {x.dtype(), kCPU});
-  if (lp.numel() > 0)
-    kc::softmax_fwd_cpu(x.dtype(), {s.n, s.c, s.s}, /*log=*/true, x.data_ptr(), lp.data_ptr());
-  NllOutput out = reduce(x.dtype(), s, reduction, ignore_index, label_smoothing, lp, target);
-  out.log_probs = lp;
-  return out;
+  return nll_forward(op, true, s, reduction, ignore_index, label_smoothing, x, target);
 }
 
 Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
@@ -192,12 +164,9 @@ Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& log_probs, c
 NllOutput nll_loss(const Tensor& log_probs, const Tensor& target_in, int64_t ignore_index,
                    Reduction reduction) {
   const char* op = "nll_loss";
-  const kc::NllShape s = check_classification(op, log_probs, target_in);
+  const NllShape s = check_classification(op, log_probs, target_in);
   const Tensor lp = log_probs.contiguous(), target = target_in.contiguous();
-  if (lp.device().is_gpu_like())
-    return nll_gpu(op, false, s, reduction, ignore_index, 0.0, lp, target);
-  check_labels(op, s, target, ignore_index);
-  return reduce(lp.dtype(), s, reduction, ignore_index, 0.0, lp, target);
+  return nll_forward(op, false, s, reduction, ignore_index, 0.0, lp, target);
 }
 
 Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& log_probs, const Tensor& target,
@@ -222,24 +191,15 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   const Tensor x = input.contiguous(), y = target.contiguous();
   const int64_t n = x.numel();
   const Device dev = x.device();
-  if (dev.is_gpu_like()) {
-    const bool none = reduction == Reduction::None;
-    Tensor out = empty(none ? x.shape() : Shape{}, {x.dtype(), dev});
-    Tensor scratch = none ? Tensor() : empty({gpu_types::kMsePartials}, {kFloat64, dev});
-    const double divisor = reduction == Reduction::Mean ? static_cast<double>(n) : 1.0;
-    gpu_kernels(dev).mse_fwd(gpu_scalar(x.dtype(), "mse_loss"), n, x.data_ptr(), y.data_ptr(),
-                             none ? out.data_ptr() : nullptr,
-                             none ? nullptr : scratch.data<double>(), divisor,
-                             none ? nullptr : out.data_ptr(), nullptr);
-    return out;
-  }
-  Tensor per = reduction == Reduction::None ? empty(x.shape(), {x.dtype(), kCPU}) : Tensor();
-  const double total = n == 0 ? 0.0
-                              : kc::mse_fwd_cpu(x.dtype(), n, x.data_ptr(), y.data_ptr(),
-                                                per.defined() ? per.data_ptr() : nullptr);
-  if (reduction == Reduction::None) return per;
-  const double v = reduction == Reduction::Sum ? total : total / static_cast<double>(n);
-  return full({}, v, {x.dtype(), kCPU});
+  const kernels::KernelTable& k = kernels_for(dev);
+  const bool none = reduction == Reduction::None;
+  Tensor out = empty(none ? x.shape() : Shape{}, {x.dtype(), dev});
+  Tensor ws = none ? Tensor() : workspace(dev, k.mse_workspace_bytes(n));
+  const double divisor = reduction == Reduction::Mean ? static_cast<double>(n) : 1.0;
+  k.mse_fwd(x.dtype(), n, x.data_ptr(), y.data_ptr(), none ? out.data_ptr() : nullptr,
+            none ? nullptr : static_cast<double*>(ws.data_ptr()), divisor,
+            none ? nullptr : out.data_ptr(), stream_of(dev));
+  return out;
 }
 
 Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tensor& target,
@@ -253,12 +213,8 @@ Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tens
   const Tensor x = input.contiguous(), y = target.contiguous(), g = grad_out.contiguous();
   Tensor dx = empty(x.shape(), {x.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).mse_bwd(gpu_scalar(x.dtype(), op), x.numel(), x.data_ptr(), y.data_ptr(),
-                             g.data_ptr(), stride, scale, dx.data_ptr(), nullptr);
-  else
-    kc::mse_bwd_cpu(x.dtype(), x.numel(), x.data_ptr(), y.data_ptr(), g.data_ptr(), stride, scale,
-                    dx.data_ptr());
+  kernels_for(dev).mse_bwd(x.dtype(), x.numel(), x.data_ptr(), y.data_ptr(), g.data_ptr(), stride,
+                           scale, dx.data_ptr(), stream_of(dev));
   return dx;
 }
 

@@ -1,6 +1,6 @@
 // Matrix products: torch.matmul's shape rules (1-D promotion, batch broadcasting), checks, output
-// allocation, then kernels/cpu/matmul or, on cuda/emu, the GPU table's tiled batched GEMM (or
-// cuBLAS on cuda, see set_gpu_gemm).
+// allocation, then the device's batched GEMM (kernels/gemm_shape.h; Eigen on the cpu) or cuBLAS on
+// cuda (see set_gpu_gemm).
 #include "ops/matmul.h"
 
 #include <atomic>
@@ -9,17 +9,16 @@
 #include <string>
 
 #include "ember/build_config.h"
-#include "kernels/cpu/matmul.h"
 #include "ops/checks.h"
+#include "ops/dispatch.h"
 #include "ops/elementwise.h"
-#include "ops/gpu_kernels.h"
 #if EMBER_HAVE_CUBLAS
 #include "ops/cublas/gemm.h"
 #endif
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
+using kernels::GemmShape;
 
 namespace {
 
@@ -34,9 +33,10 @@ GpuGemm gemm_from_env() {
   EMBER_THROW(ValueError, "EMBER_GEMM: expected ember, cublas or auto, got '", v, "'");
 }
 
-// Runs C = A x B on a GPU device through the chosen GEMM.
-void gpu_gemm_run(const char* op, DType t, Device d, const gpu_types::GemmShape& g, const void* a,
-                  const void* b, void* c) {
+// Runs C = A x B on `d` through the chosen GEMM: cuBLAS, a library backend that exists on cuda
+// only, or the device's own kernel.
+void gemm_run(const char* op, DType t, Device d, const GemmShape& g, const void* a, const void* b,
+              void* c) {
   if (d.is_cuda()) {
     const GpuGemm choice = gpu_gemm();
     EMBER_CHECK_DEVICE(choice != GpuGemm::cublas || gpu_gemm_has_cublas(), op,
@@ -44,12 +44,12 @@ void gpu_gemm_run(const char* op, DType t, Device d, const gpu_types::GemmShape&
                        "with cuBLAS found, or set EMBER_GEMM=ember)");
 #if EMBER_HAVE_CUBLAS
     if (choice != GpuGemm::ember && cublas::gemm_supported(g)) {
-      cublas::gemm_batched(gpu_scalar(t, op), g, a, b, c, d.index, nullptr);
+      cublas::gemm_batched(t, g, a, b, c, d.index, stream_of(d));
       return;
     }
 #endif
   }
-  gpu_kernels(d).gemm_batched(gpu_scalar(t, op), g, a, b, c, nullptr);
+  kernels_for(d).gemm_batched(t, g, a, b, c, stream_of(d));
 }
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
@@ -77,35 +77,31 @@ Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& sh
     EMBER_THROW(ShapeError, op, ": batch dims ", a_batch, " and ", b_batch, " of shapes ", shown_a,
                 " and ", shown_b, " do not broadcast");
   }
-  kc::MatmulShape s;
-  s.m = m, s.n = n, s.k = k;
-  s.a_row = a.stride(-2), s.a_col = a.stride(-1), s.b_row = b.stride(-2), s.b_col = b.stride(-1);
   const size_t nb = batch.size();
-  s.batch_sizes = batch;
-  s.a_batch_strides.assign(nb, 0);
-  s.b_batch_strides.assign(nb, 0);
+  Shape a_batch_strides(nb, 0), b_batch_strides(nb, 0);
   for (size_t i = 0; i < a_batch.size(); ++i)
-    if (a_batch[i] != 1) s.a_batch_strides[nb - a_batch.size() + i] = a.strides()[i];
+    if (a_batch[i] != 1) a_batch_strides[nb - a_batch.size() + i] = a.strides()[i];
   for (size_t i = 0; i < b_batch.size(); ++i)
-    if (b_batch[i] != 1) s.b_batch_strides[nb - b_batch.size() + i] = b.strides()[i];
+    if (b_batch[i] != 1) b_batch_strides[nb - b_batch.size() + i] = b.strides()[i];
   Shape out_shape = batch;
   out_shape.push_back(m);
   out_shape.push_back(n);
   Tensor out = empty(out_shape, {a.dtype(), a.device()});
   if (out.numel() == 0) return out;
-  if (a.device().is_gpu_like()) {
-    gpu_types::GemmShape g;
-    g.m = m, g.n = n, g.k = k;
-    g.a_row = s.a_row, g.a_col = s.a_col, g.b_row = s.b_row, g.b_col = s.b_col;
-    g.batch = checked_numel(batch);
-    EMBER_CHECK_SHAPE(
-        make_strided_index<2>(batch, {s.a_batch_strides, s.b_batch_strides}, g.batch_index), op,
-        ": batch dims ", batch, " of shapes ", shown_a, " and ", shown_b, " have more than ",
-        gpu_types::kMaxDims, " dims that do not merge; reshape the operands first");
-    gpu_gemm_run(op, a.dtype(), a.device(), g, a.data_ptr(), b.data_ptr(), out.data_ptr());
-    return out;
+  GemmShape g;
+  g.m = m, g.n = n, g.k = k;
+  g.batch = checked_numel(batch);
+  if (!make_strided_index<2>(batch, {a_batch_strides, b_batch_strides}, g.batch_index)) {
+    // Batch dims that do not merge into kMaxDims: the operands expanded and made contiguous,
+    // whose batch dims then merge into one.
+    Shape a_full = batch, b_full = batch;
+    a_full.insert(a_full.end(), {m, k});
+    b_full.insert(b_full.end(), {k, n});
+    const Tensor ac = a.expand(a_full).contiguous(), bc = b.expand(b_full).contiguous();
+    return batched(op, ac, bc, shown_a, shown_b);
   }
-  kc::matmul_cpu(a.dtype(), s, a.data_ptr(), b.data_ptr(), out.data_ptr());
+  g.a_row = a.stride(-2), g.a_col = a.stride(-1), g.b_row = b.stride(-2), g.b_col = b.stride(-1);
+  gemm_run(op, a.dtype(), a.device(), g, a.data_ptr(), b.data_ptr(), out.data_ptr());
   return out;
 }
 

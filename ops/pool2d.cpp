@@ -1,13 +1,13 @@
-// Pooling: parameter checks and PyTorch's output-size rules, then kernels/cpu/pool2d.
+// Pooling: parameter checks and PyTorch's output-size rules, then the device's pooling kernels
+// (kernels/pool_shape.h).
 #include "ops/pool2d.h"
 
-#include "kernels/cpu/pool2d.h"
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
+using kernels::KernelTable;
 using kernels::PoolShape;
 
 int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
@@ -60,21 +60,16 @@ Shape out_shape(const PoolShape& s) {
 }
 
 // The averaging pools, forward and backward, share one shape of dispatch: `in` (contiguous)
-// through the GPU launcher `gpu` of the table or the CPU kernel `cpu` into a new tensor of
-// shape `out`.
-using GpuAvgPool = decltype(GpuKernels::avg_pool2d_fwd);
-using CpuAvgPool = void (*)(DType, const PoolShape&, const void*, void*);
+// through the table's entry `kernel` into a new tensor of shape `out`.
+using AvgPoolKernel = decltype(KernelTable::avg_pool2d_fwd);
 
-Tensor run_avg_pool(const char* op, const Tensor& in, const PoolShape& s, const Shape& out,
-                    GpuAvgPool GpuKernels::*gpu, CpuAvgPool cpu) {
-  Tensor r = empty(out, {in.dtype(), in.device()});
+Tensor run_avg_pool(const Tensor& in, const PoolShape& s, const Shape& out,
+                    AvgPoolKernel KernelTable::*kernel) {
+  const Device dev = in.device();
+  Tensor r = empty(out, {in.dtype(), dev});
   if (r.numel() == 0) return r;
   const Tensor c = in.contiguous();
-  if (in.device().is_gpu_like())
-    (gpu_kernels(in.device()).*gpu)(gpu_scalar(in.dtype(), op), s, c.data_ptr(), r.data_ptr(),
-                                    nullptr);
-  else
-    cpu(in.dtype(), s, c.data_ptr(), r.data_ptr());
+  (kernels_for(dev).*kernel)(in.dtype(), s, c.data_ptr(), r.data_ptr(), stream_of(dev));
   return r;
 }
 
@@ -95,11 +90,8 @@ std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p) 
   Tensor y = empty(out_shape(s), {x.dtype(), dev}), idx = empty(out_shape(s), {kInt64, dev});
   if (y.numel() == 0) return {y, idx};
   const Tensor xc = x.contiguous();
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).max_pool2d_fwd(gpu_scalar(x.dtype(), "max_pool2d"), s, xc.data_ptr(),
-                                    y.data_ptr(), idx.data<int64_t>(), nullptr);
-  else
-    kc::max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>());
+  kernels_for(dev).max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>(),
+                                  stream_of(dev));
   return {y, idx};
 }
 
@@ -119,19 +111,12 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
   Tensor dx = empty(x_shape, {grad_y.dtype(), dev});
   if (dx.numel() == 0) return dx;
   const Tensor gc = grad_y.contiguous(), ic = indices.contiguous();
-  const int64_t* ip = ic.data<int64_t>();
-  if (dev.is_gpu_like()) {
-    // The gather kernel ignores indices outside the plane: checking them here would need the
-    // host to wait for the device.
-    Tensor ws = empty({gpu_types::max_pool2d_bwd_workspace(s)}, {kInt64, dev});
-    gpu_kernels(dev).max_pool2d_bwd(gpu_scalar(grad_y.dtype(), op), s, gc.data_ptr(), ip,
-                                    dx.data_ptr(), ws.data<int64_t>(), nullptr);
-    return dx;
-  }
-  for (int64_t i = 0; i < ic.numel(); ++i)
-    EMBER_CHECK_INDEX(ip[i] >= -1 && ip[i] < s.h * s.w, op, ": index ", ip[i],
-                      " out of range for an input plane of ", s.h, "x", s.w);
-  kc::max_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), ip, dx.data_ptr());
+  // Indices outside the plane: an IndexError on the cpu, ignored by the GPU gather (checking
+  // them would make the host wait for the device).
+  const KernelTable& k = kernels_for(dev);
+  Tensor ws = workspace(dev, k.max_pool2d_bwd_workspace_bytes(s));
+  k.max_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), ic.data<int64_t>(), dx.data_ptr(),
+                   static_cast<int64_t*>(ws.data_ptr()), stream_of(dev));
   return dx;
 }
 
@@ -149,15 +134,14 @@ PoolShape avg_shape(const char* op, const Shape& xs, const AvgPool2dParams& p) {
 Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p) {
   check_input("avg_pool2d", x);
   const PoolShape s = avg_shape("avg_pool2d", x.shape(), p);
-  return run_avg_pool("avg_pool2d", x, s, out_shape(s), &GpuKernels::avg_pool2d_fwd,
-                      &kc::avg_pool2d_fwd);
+  return run_avg_pool(x, s, out_shape(s), &KernelTable::avg_pool2d_fwd);
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const AvgPool2dParams& p) {
   const char* op = "avg_pool2d_backward";
   const PoolShape s = avg_shape(op, x_shape, p);
   check_grad(op, grad_y, out_shape(s));
-  return run_avg_pool(op, grad_y, s, x_shape, &GpuKernels::avg_pool2d_bwd, &kc::avg_pool2d_bwd);
+  return run_avg_pool(grad_y, s, x_shape, &KernelTable::avg_pool2d_bwd);
 }
 
 namespace {
@@ -176,8 +160,7 @@ PoolShape adaptive_shape(const char* op, const Shape& xs, std::array<int64_t, 2>
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> out) {
   check_input("adaptive_avg_pool2d", x);
   const PoolShape s = adaptive_shape("adaptive_avg_pool2d", x.shape(), out);
-  return run_avg_pool("adaptive_avg_pool2d", x, s, out_shape(s),
-                      &GpuKernels::adaptive_avg_pool2d_fwd, &kc::adaptive_avg_pool2d_fwd);
+  return run_avg_pool(x, s, out_shape(s), &KernelTable::adaptive_avg_pool2d_fwd);
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) {
@@ -185,8 +168,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   EMBER_CHECK_SHAPE(grad_y.dim() == 4, op, ": expected a 4-D grad_y, got shape ", grad_y.shape());
   const PoolShape s = adaptive_shape(op, x_shape, {grad_y.size(2), grad_y.size(3)});
   check_grad(op, grad_y, out_shape(s));
-  return run_avg_pool(op, grad_y, s, x_shape, &GpuKernels::adaptive_avg_pool2d_bwd,
-                      &kc::adaptive_avg_pool2d_bwd);
+  return run_avg_pool(grad_y, s, x_shape, &KernelTable::adaptive_avg_pool2d_bwd);
 }
 
 }  // namespace ember::ops

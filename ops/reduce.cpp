@@ -1,16 +1,16 @@
-// Reductions: dim normalisation, dtype rules, output allocation, then kernels/cpu/reduce or, on
-// cuda/emu, the GPU table's row reduction over the input with its reduced dims permuted last.
+// Reductions: dim normalisation, dtype rules, output allocation, then the device's reduce kernel
+// over the input's kept and reduced dims (kernels/reduce_shape.h), read in place.
 #include "ops/reduce.h"
 
 #include <algorithm>
 
-#include "kernels/cpu/reduce.h"
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
+using kernels::ReduceOp;
+using kernels::ReduceShape;
 
 namespace {
 
@@ -33,48 +33,65 @@ std::vector<bool> reduced_mask(const Tensor& a, const std::vector<int64_t>& dims
   return mask;
 }
 
-Tensor reduce(kc::ReduceOp op, const char* name, const Tensor& a, const std::vector<bool>& mask,
-              bool keepdim, int64_t correction = 1) {
-  kc::ReduceShape s;
-  s.correction = correction;
-  Shape out_shape;
-  for (int64_t d = 0; d < a.dim(); ++d) {
-    if (mask[d]) {
-      s.reduced_sizes.push_back(a.shape()[d]);
-      s.reduced_strides.push_back(a.strides()[d]);
-      if (keepdim) out_shape.push_back(1);
-    } else {
-      s.kept_sizes.push_back(a.shape()[d]);
-      s.kept_strides.push_back(a.strides()[d]);
-      out_shape.push_back(a.shape()[d]);
-    }
+// Appends dim (size, stride) to one side of `s`, merged into the previous dim of that side when
+// the two are contiguous (so a contiguous input reduces as rows); false when kMaxDims are full.
+bool push_dim(int& ndim, int64_t* sizes, int64_t* strides, int64_t size, int64_t stride) {
+  if (size == 1) return true;
+  if (ndim > 0 && strides[ndim - 1] == stride * size) {
+    sizes[ndim - 1] *= size;
+    strides[ndim - 1] = stride;
+    return true;
   }
-  const bool extreme = op == kc::ReduceOp::amax || op == kc::ReduceOp::amin ||
-                       op == kc::ReduceOp::argmax || op == kc::ReduceOp::argmin;
+  if (ndim == kernels::kMaxDims) return false;
+  sizes[ndim] = size, strides[ndim] = stride, ++ndim;
+  return true;
+}
+
+bool reduce_shape(const Tensor& a, const std::vector<bool>& mask, ReduceShape& s) {
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    const bool ok = mask[d] ? push_dim(s.reduced_ndim, s.reduced_sizes, s.reduced_strides,
+                                       a.shape()[d], a.strides()[d])
+                            : push_dim(s.kept_ndim, s.kept_sizes, s.kept_strides, a.shape()[d],
+                                       a.strides()[d]);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Tensor reduce(ReduceOp op, const char* name, const Tensor& a_in, const std::vector<bool>& mask,
+              bool keepdim, int64_t correction = 1) {
+  Shape out_shape;
   int64_t n_red = 1, n_out = 1;
-  for (int64_t v : s.reduced_sizes) n_red *= v;
-  for (int64_t v : s.kept_sizes) n_out *= v;
+  for (int64_t d = 0; d < a_in.dim(); ++d) {
+    (mask[d] ? n_red : n_out) *= a_in.shape()[d];
+    if (!mask[d] || keepdim) out_shape.push_back(mask[d] ? 1 : a_in.shape()[d]);
+  }
+  const bool extreme = op == ReduceOp::amax || op == ReduceOp::amin ||
+                       op == ReduceOp::argmax || op == ReduceOp::argmin;
   EMBER_CHECK_VALUE(!(extreme && n_red == 0 && n_out > 0), name,
-                    ": cannot reduce over an empty dim (tensor of shape ", a.shape(),
+                    ": cannot reduce over an empty dim (tensor of shape ", a_in.shape(),
                     "); the result would have no value. Use sum for empty inputs or pick a "
                     "non-empty dim");
-  Tensor out = empty(out_shape, {kc::reduce_result_dtype(op, a.dtype()), a.device()});
+  Tensor out = empty(out_shape, {kernels::reduce_result_dtype(op, a_in.dtype()), a_in.device()});
   if (n_out == 0) return out;
-  if (a.device().is_gpu_like()) {
+  ReduceShape s;
+  s.correction = correction;
+  Tensor a = a_in;
+  if (!reduce_shape(a, mask, s)) {
+    // More dims than the kernels address: the kept dims first, then the reduced ones, as one
+    // contiguous matrix.
     std::vector<int64_t> perm;
-    for (int64_t d = 0; d < a.dim(); ++d)
+    for (int64_t d = 0; d < a_in.dim(); ++d)
       if (!mask[d]) perm.push_back(d);
-    for (int64_t d = 0; d < a.dim(); ++d)
+    for (int64_t d = 0; d < a_in.dim(); ++d)
       if (mask[d]) perm.push_back(d);
-    const Tensor rows = a.permute(perm).contiguous();
-    static_assert(static_cast<int>(kc::ReduceOp::std) ==
-                  static_cast<int>(gpu_types::ReduceOp::std));
-    gpu_kernels(a.device())
-        .reduce_rows(static_cast<gpu_types::ReduceOp>(op), gpu_scalar(a.dtype(), name), n_out,
-                     n_red, correction, rows.data_ptr(), out.data_ptr(), nullptr);
-    return out;
+    a = a_in.permute(perm).contiguous().reshape({n_out, n_red});
+    s = ReduceShape{};
+    s.correction = correction;
+    reduce_shape(a, {false, true}, s);
   }
-  kc::reduce_cpu(op, a.dtype(), s, a.data_ptr(), out.data_ptr());
+  kernels_for(a.device())
+      .reduce(op, a.dtype(), s, a.data_ptr(), out.data_ptr(), stream_of(a.device()));
   return out;
 }
 
@@ -85,14 +102,14 @@ void check_input(const char* op, const Tensor& a, bool floating_only) {
                     a.shape(), " (convert with .to(kFloat32))");
 }
 
-Tensor reduce_dims(kc::ReduceOp op, const char* name, const Tensor& a,
+Tensor reduce_dims(ReduceOp op, const char* name, const Tensor& a,
                    const std::vector<int64_t>& dims, bool keepdim, bool floating_only,
                    int64_t correction = 1) {
   check_input(name, a, floating_only);
   return reduce(op, name, a, reduced_mask(a, dims, name), keepdim, correction);
 }
 
-Tensor arg_reduce(kc::ReduceOp op, const char* name, const Tensor& a, int64_t dim, bool keepdim) {
+Tensor arg_reduce(ReduceOp op, const char* name, const Tensor& a, int64_t dim, bool keepdim) {
   check_input(name, a, false);
   std::vector<int64_t> dims;
   if (dim != kAllDims) dims.push_back(dim);
@@ -102,28 +119,28 @@ Tensor arg_reduce(kc::ReduceOp op, const char* name, const Tensor& a, int64_t di
 }  // namespace
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce_dims(kc::ReduceOp::sum, "sum", a, dims, keepdim, false);
+  return reduce_dims(ReduceOp::sum, "sum", a, dims, keepdim, false);
 }
 Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce_dims(kc::ReduceOp::mean, "mean", a, dims, keepdim, true);
+  return reduce_dims(ReduceOp::mean, "mean", a, dims, keepdim, true);
 }
 Tensor amax(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce_dims(kc::ReduceOp::amax, "amax", a, dims, keepdim, false);
+  return reduce_dims(ReduceOp::amax, "amax", a, dims, keepdim, false);
 }
 Tensor amin(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce_dims(kc::ReduceOp::amin, "amin", a, dims, keepdim, false);
+  return reduce_dims(ReduceOp::amin, "amin", a, dims, keepdim, false);
 }
 Tensor var(const Tensor& a, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
-  return reduce_dims(kc::ReduceOp::var, "var", a, dims, keepdim, true, correction);
+  return reduce_dims(ReduceOp::var, "var", a, dims, keepdim, true, correction);
 }
 Tensor std(const Tensor& a, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
-  return reduce_dims(kc::ReduceOp::std, "std", a, dims, keepdim, true, correction);
+  return reduce_dims(ReduceOp::std, "std", a, dims, keepdim, true, correction);
 }
 Tensor argmax(const Tensor& a, int64_t dim, bool keepdim) {
-  return arg_reduce(kc::ReduceOp::argmax, "argmax", a, dim, keepdim);
+  return arg_reduce(ReduceOp::argmax, "argmax", a, dim, keepdim);
 }
 Tensor argmin(const Tensor& a, int64_t dim, bool keepdim) {
-  return arg_reduce(kc::ReduceOp::argmin, "argmin", a, dim, keepdim);
+  return arg_reduce(ReduceOp::argmin, "argmin", a, dim, keepdim);
 }
 
 }  // namespace ember::ops

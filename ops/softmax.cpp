@@ -1,14 +1,13 @@
-// softmax / log_softmax: checks, the [outer, dim, inner] view, then kernels/cpu/softmax (cpu)
-// or kernels/cuda/softmax (cuda, emu).
+// softmax / log_softmax: checks, the [outer, dim, inner] view, then the device's softmax kernels
+// (kernels/softmax_shape.h).
 #include "ops/softmax.h"
 
-#include "kernels/cpu/softmax.h"
+
 #include "ops/checks.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 
-namespace kc = kernels::cpu;
 
 namespace {
 
@@ -17,14 +16,10 @@ void check_float(const char* op, const Tensor& x) {
                     ": expected a float32 or float64 tensor, got ", x.dtype());
 }
 
-gpu_types::SoftmaxDims gpu_dims(const kc::SoftmaxShape& s) {
-  return {s.outer, s.dim, s.inner};
-}
-
-kc::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
+kernels::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
   const int64_t nd = std::max<int64_t>(x.dim(), 1);
   const int64_t d = wrap_dim(dim, nd, op);
-  kc::SoftmaxShape s;
+  kernels::SoftmaxShape s;
   if (x.dim() == 0) return s;
   for (int64_t i = 0; i < d; ++i) s.outer *= x.size(i);
   s.dim = x.size(d);
@@ -34,16 +29,12 @@ kc::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
 
 Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
   check_float(op, x_in);
-  const kc::SoftmaxShape s = view_as_3d(x_in, dim, op);
+  const kernels::SoftmaxShape s = view_as_3d(x_in, dim, op);
   const Tensor x = x_in.contiguous();
   const Device dev = x.device();
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).softmax_fwd(gpu_scalar(x.dtype(), op), gpu_dims(s), log, x.data_ptr(),
-                                 y.data_ptr(), nullptr);
-  else
-    kc::softmax_fwd_cpu(x.dtype(), s, log, x.data_ptr(), y.data_ptr());
+  kernels_for(dev).softmax_fwd(x.dtype(), s, log, x.data_ptr(), y.data_ptr(), stream_of(dev));
   return y;
 }
 
@@ -54,15 +45,12 @@ Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in
                     ", got ", g_in.shape());
   EMBER_CHECK_DTYPE(g_in.dtype() == y_in.dtype(), op, ": expected grad_out of dtype ", y_in.dtype(),
                     ", got ", g_in.dtype());
-  const kc::SoftmaxShape s = view_as_3d(y_in, dim, op);
+  const kernels::SoftmaxShape s = view_as_3d(y_in, dim, op);
   const Tensor y = y_in.contiguous(), g = g_in.contiguous();
   Tensor dx = empty(y.shape(), {y.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (dev.is_gpu_like())
-    gpu_kernels(dev).softmax_bwd(gpu_scalar(y.dtype(), op), gpu_dims(s), log, y.data_ptr(),
-                                 g.data_ptr(), dx.data_ptr(), nullptr);
-  else
-    kc::softmax_bwd_cpu(y.dtype(), s, log, y.data_ptr(), g.data_ptr(), dx.data_ptr());
+  kernels_for(dev).softmax_bwd(y.dtype(), s, log, y.data_ptr(), g.data_ptr(), dx.data_ptr(),
+                               stream_of(dev));
   return dx;
 }
 

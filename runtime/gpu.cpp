@@ -14,6 +14,24 @@ Backend& backend(DeviceType type) {
   EMBER_THROW(DeviceError, "the GPU facade has no backend for device type cpu");
 }
 
+namespace {
+constexpr int kMaxStreamDevices = 64;
+// [0]: cuda, [1]: emu.
+thread_local Stream t_current_stream[2][kMaxStreamDevices] = {};
+}  // namespace
+
+Stream current_stream(Device d) {
+  if (!d.is_gpu_like() || d.index < 0 || d.index >= kMaxStreamDevices) return nullptr;
+  return t_current_stream[d.is_cuda() ? 0 : 1][d.index];
+}
+
+void set_current_stream(Device d, Stream s) {
+  EMBER_CHECK_DEVICE(d.is_gpu_like() && d.index >= 0 && d.index < kMaxStreamDevices,
+                     "set_current_stream: expected a cuda or emu device with an index below ",
+                     kMaxStreamDevices, ", got ", d);
+  t_current_stream[d.is_cuda() ? 0 : 1][d.index] = s;
+}
+
 void require_device(Device d) {
   EMBER_CHECK_DEVICE(d.is_gpu_like(), "expected a cuda or emu device, got ", d);
   Backend& b = backend(d.type);

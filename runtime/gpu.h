@@ -93,6 +93,32 @@ void require_device(Device d);
 // Convenience forms of the backend calls for a device.
 inline Backend& backend(Device d) { return backend(d.type); }
 
+// Note [The current stream]
+// Every op launches its kernels on the current stream of its tensors' device, a per-thread,
+// per-device setting (as PyTorch's current stream): nullptr, the device's default stream, until
+// set. The caching allocator keys blocks by the stream given at allocation, which ops leave at
+// the default; work on another stream must be ordered with events against the default stream
+// by whoever set it (StreamGuard does not). The cpu's current stream is always nullptr, and
+// kernels there ignore it.
+Stream current_stream(Device d);
+// requires: d is a cuda or emu device with index < 64 (DeviceError otherwise).
+void set_current_stream(Device d, Stream s);
+
+// Makes `s` the current stream of `d` on this thread for the guard's lifetime.
+class StreamGuard {
+ public:
+  StreamGuard(Device d, Stream s) : device_(d), previous_(current_stream(d)) {
+    set_current_stream(d, s);
+  }
+  ~StreamGuard() { set_current_stream(device_, previous_); }
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  Device device_;
+  Stream previous_;
+};
+
 // The CUDA runtime's version the build was compiled against, and the installed driver's
 // (0 when there is none); both 0 in builds without CUDA.
 int cuda_runtime_version();

@@ -12,6 +12,9 @@
 
 namespace ember {
 
+// The distributions of the random fills (runtime/rng.h on the cpu, the fill kernels on a GPU).
+enum class RandomDist : uint8_t { Uniform, Normal, Bernoulli };
+
 struct Philox4 {
   uint32_t v[4];
 };

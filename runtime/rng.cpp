@@ -38,9 +38,10 @@ namespace {
 using Dist = RandomDist;
 DeviceRandomFillFn g_device_fill = nullptr;
 
-// Fills a contiguous float64 host buffer; element i depends only on (seed, offset, i).
-void fill_f64(double* out, int64_t n, uint64_t seed, uint64_t offset, Dist dist, double a,
-              double b) {
+}  // namespace
+
+void philox_fill_f64(double* out, int64_t n, uint64_t seed, uint64_t offset, RandomDist dist,
+                     double a, double b) {
 #pragma omp parallel for if (n > (1 << 15)) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     uint32_t x = philox_word(seed, offset, static_cast<uint64_t>(i));
@@ -66,6 +67,8 @@ void fill_f64(double* out, int64_t n, uint64_t seed, uint64_t offset, Dist dist,
   }
 }
 
+namespace {
+
 Tensor& fill_random(Tensor& t, Dist dist, double a, double b, Generator* gen, const char* op) {
   EMBER_CHECK_DTYPE(dist == Dist::Bernoulli || is_floating(t.dtype()), op,
                     ": expected a floating-point tensor, got ", t.dtype());
@@ -77,7 +80,7 @@ Tensor& fill_random(Tensor& t, Dist dist, double a, double b, Generator* gen, co
       g_device_fill(t, dist, a, b, seed, offset))
     return t;
   Tensor buf = empty(t.shape(), {kFloat64, kCPU});
-  fill_f64(static_cast<double*>(buf.data_ptr()), n, seed, offset, dist, a, b);
+  philox_fill_f64(static_cast<double*>(buf.data_ptr()), n, seed, offset, dist, a, b);
   t.copy_(buf);
   return t;
 }

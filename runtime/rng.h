@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "runtime/philox.h"
 #include "runtime/tensor.h"
 
 namespace ember {
@@ -31,14 +32,18 @@ class Generator {
 Generator& default_generator();
 void manual_seed(uint64_t seed);
 
-enum class RandomDist : uint8_t { Uniform, Normal, Bernoulli };
-
 // The fill of a tensor on a GPU-like device with its kernels, from (seed, offset) as the CPU
 // fill would; runtime/ cannot include kernels, so ops/ registers it when the library loads.
 // Returns false when it has no kernel for the tensor, which is then filled on the host.
 using DeviceRandomFillFn = bool (*)(Tensor& t, RandomDist dist, double a, double b, uint64_t seed,
                                     uint64_t offset);
 void set_device_random_fill(DeviceRandomFillFn fn);
+
+// The cpu fill: n contiguous float64 values on the host; element i depends only on
+// (seed, offset, i) (runtime/philox.h). Every fill of a cpu tensor goes through it (other dtypes
+// are cast from it), and the GPU fill kernels compute the same values.
+void philox_fill_f64(double* out, int64_t n, uint64_t seed, uint64_t offset, RandomDist dist,
+                     double a, double b);
 
 // In-place fills of floating-point tensors (any device: GPU-like devices fill on the device
 // through the registered kernels and give the same numbers). Throw DTypeError for non-floating

@@ -2,9 +2,11 @@
 # launch only through EMBER_LAUNCH (no <<< >>>) and use no inline PTX or cooperative groups;
 # kernel sources (.cu) include no Eigen and nothing from the layers above (ops/, autograd/, nn/),
 # and reach the runtime only through kernels/cuda/compat.h. The headers they share with the CPU
-# kernels (kernels/*.h: shapes, and the *_math.h formulas) follow the same rules and include only
-# the C++ standard library, each other, and the runtime's host-device headers
-# (runtime/host_device.h, runtime/philox.h).
+# kernels (kernels/*.h: shapes, the kernel table, and the *_math.h formulas) follow the same rules
+# and include only the C++ standard library, each other, and the runtime's plain headers that
+# both compilers read: host-device helpers (runtime/host_device.h, runtime/philox.h), Ember's
+# DType (runtime/dtype.h, runtime/half.h) and the facade's Stream and Device (runtime/gpu.h,
+# runtime/device.h).
 file(GLOB files ${SOURCE_DIR}/kernels/cuda/*.cu ${SOURCE_DIR}/kernels/cuda/*.cuh)
 file(GLOB shared ${SOURCE_DIR}/kernels/*.h)
 set(bad "")
@@ -37,8 +39,8 @@ foreach(f ${files} ${shared})
       endif()
     elseif(name MATCHES "^kernels/[^/]+\\.h$")
       if((quote STREQUAL "<" AND inc MATCHES "/") OR (quote STREQUAL "\"" AND
-         NOT inc MATCHES "^(kernels/[A-Za-z0-9_]+\\.h|runtime/(host_device|philox)\\.h)$"))
-        string(APPEND bad "${name}:${n}: includes ${inc}; a header shared with the kernels includes the C++ standard library, kernels/*.h and runtime/host_device.h or runtime/philox.h only\n")
+         NOT inc MATCHES "^(kernels/[A-Za-z0-9_]+\\.h|runtime/(host_device|philox|dtype|half|gpu|device)\\.h)$"))
+        string(APPEND bad "${name}:${n}: includes ${inc}; a header shared with the kernels includes the C++ standard library, kernels/*.h and runtime/{host_device,philox,dtype,half,gpu,device}.h only\n")
       endif()
     endif()
   endforeach()

@@ -1,4 +1,4 @@
-#include "kernels/cpu/activation.h"
+#include "kernels/kernel_table.h"
 
 #include "kernels/cpu/loops.h"
 
@@ -49,8 +49,8 @@ void dispatch_activation(Activation a, F&& f) {
 
 }  // namespace
 
-void activation_fwd_cpu(Activation act, DType t, const ActivationParams& p, int64_t n,
-                        const void* x, void* y) {
+void activation_fwd(Activation act, DType t, const ActivationParams& p, int64_t n, const void* x,
+                    void* y, Stream) {
   EMBER_DISPATCH_FLOAT(t, "activation", [&] {
     dispatch_activation(act, [&](auto a) {
       fwd_loop<decltype(a)::value, scalar_t>(p, n, static_cast<const scalar_t*>(x),
@@ -59,8 +59,8 @@ void activation_fwd_cpu(Activation act, DType t, const ActivationParams& p, int6
   });
 }
 
-void activation_bwd_cpu(Activation act, DType t, const ActivationParams& p, int64_t n,
-                        const void* saved, const void* dy, void* dx) {
+void activation_bwd(Activation act, DType t, const ActivationParams& p, int64_t n,
+                    const void* saved, const void* dy, void* dx, Stream) {
   EMBER_DISPATCH_FLOAT(t, "activation_backward", [&] {
     dispatch_activation(act, [&](auto a) {
       bwd_loop<decltype(a)::value, scalar_t>(p, n, static_cast<const scalar_t*>(saved),

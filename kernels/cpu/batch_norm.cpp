@@ -1,4 +1,4 @@
-#include "kernels/cpu/batch_norm.h"
+#include "kernels/kernel_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -184,9 +184,14 @@ void bwd(const BatchNormShape& sh, bool training, const T* x, const T* dy, const
 
 }  // namespace
 
-void batch_norm_fwd_cpu(DType t, const BatchNormShape& shape, const BatchNormParams& params,
-                        const void* x, const void* weight, const void* bias, void* running_mean,
-                        void* running_var, void* y, void* save_mean, void* save_invstd) {
+size_t batch_norm_workspace_bytes(const BatchNormShape&) {
+  return 0;
+}
+
+void batch_norm_fwd(DType t, const BatchNormShape& shape, const BatchNormParams& params,
+                    const void* x, const void* weight, const void* bias, void* running_mean,
+                    void* running_var, void* y, void* save_mean, void* save_invstd, double*,
+                    Stream) {
   EMBER_DISPATCH_FLOAT(t, "batch_norm", [&] {
     fwd<scalar_t>(shape, params, static_cast<const scalar_t*>(x),
                   static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias),
@@ -196,9 +201,9 @@ void batch_norm_fwd_cpu(DType t, const BatchNormShape& shape, const BatchNormPar
   });
 }
 
-void batch_norm_bwd_cpu(DType t, const BatchNormShape& shape, bool training, const void* x,
-                        const void* dy, const void* weight, const void* save_mean,
-                        const void* save_invstd, void* dx, void* dweight, void* dbias) {
+void batch_norm_bwd(DType t, const BatchNormShape& shape, bool training, const void* x,
+                    const void* dy, const void* weight, const void* save_mean,
+                    const void* save_invstd, void* dx, void* dweight, void* dbias, double*, Stream) {
   EMBER_DISPATCH_FLOAT(t, "batch_norm_backward", [&] {
     bwd<scalar_t>(shape, training, static_cast<const scalar_t*>(x),
                   static_cast<const scalar_t*>(dy), static_cast<const scalar_t*>(weight),

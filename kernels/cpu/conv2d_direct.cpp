@@ -2,7 +2,7 @@
 // output element is owned by one iteration, so the loops parallelise without atomics and the
 // result does not depend on the thread count. The sums are kernels/conv2d_direct_math.h's, which
 // the GPU kernels share.
-#include "kernels/cpu/conv2d_direct.h"
+#include "kernels/kernel_table.h"
 
 #include "kernels/conv2d_direct_math.h"
 #include "kernels/cpu/loops.h"
@@ -52,7 +52,7 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw) {
 }  // namespace
 
 void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
-                       void* y) {
+                       void* y, Stream) {
   dispatch_float(t, "conv2d", [&](auto z) {
     using T = decltype(z);
     fwd(s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias),
@@ -60,15 +60,16 @@ void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w
   });
 }
 
-void conv2d_bwd_data_direct(DType t, const ConvShape& s, const void* dy, const void* w, void* dx) {
+void conv2d_bwd_data_direct(DType t, const ConvShape& s, const void* dy, const void* w, void* dx,
+                            Stream) {
   dispatch_float(t, "conv2d_backward_data", [&](auto z) {
     using T = decltype(z);
     bwd_data(s, static_cast<const T*>(dy), static_cast<const T*>(w), static_cast<T*>(dx));
   });
 }
 
-void conv2d_bwd_filter_direct(DType t, const ConvShape& s, const void* dy, const void* x,
-                              void* dw) {
+void conv2d_bwd_filter_direct(DType t, const ConvShape& s, const void* dy, const void* x, void* dw,
+                              Stream) {
   dispatch_float(t, "conv2d_backward_filter", [&](auto z) {
     using T = decltype(z);
     bwd_filter(s, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dw));

@@ -55,13 +55,13 @@ int64_t worker_elems(const ConvShape& s) {
   return b * col_elems(s) + (b > 1 ? b * s.kg() * s.oh * s.ow : 0);
 }
 
-int64_t workspace_elems(const ConvShape& s, ConvPass pass, int64_t nw) {
-  return nw * worker_elems(s) + (pass == ConvPass::bwd_filter && nw > 1 ? nw * s.w_numel() : 0);
+int64_t workspace_elems(const ConvShape& s, ConvDirection pass, int64_t nw) {
+  return nw * worker_elems(s) + (pass == ConvDirection::backward_filter && nw > 1 ? nw * s.w_numel() : 0);
 }
 
 // The workers to use given the workspace the caller provides: fewer than workers(s) when the
 // caller sized it in a different threading context (it never overruns the buffer).
-int64_t workers_within(const ConvShape& s, ConvPass pass, size_t ws_bytes, size_t item) {
+int64_t workers_within(const ConvShape& s, ConvDirection pass, size_t ws_bytes, size_t item) {
   int64_t nw = workers(s);
   while (nw > 1 && static_cast<size_t>(workspace_elems(s, pass, nw)) * item > ws_bytes) --nw;
   EMBER_CHECK_VALUE(static_cast<size_t>(workspace_elems(s, pass, nw)) * item <= ws_bytes,
@@ -226,7 +226,7 @@ void bwd_filter_batched(const ConvShape& s, const T* dy, const T* x, T* partial_
 template <typename T>
 void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws, size_t ws_bytes) {
   const int64_t cg = s.cg(), kg = s.kg(), crs = cg * s.r * s.s, p = s.oh * s.ow;
-  const int64_t nw = workers_within(s, ConvPass::fwd, ws_bytes, sizeof(T)), ce = worker_elems(s);
+  const int64_t nw = workers_within(s, ConvDirection::forward, ws_bytes, sizeof(T)), ce = worker_elems(s);
   if (images_per_gemm(s) > 1) return fwd_batched(s, x, w, bias, y, ws, nw);
   for_images(s, nw, [&](int64_t n, int64_t wk) {
     T* col = ws + wk * ce;
@@ -249,7 +249,7 @@ void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws,
 template <typename T>
 void bwd_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, size_t ws_bytes) {
   const int64_t cg = s.cg(), kg = s.kg(), crs = cg * s.r * s.s, p = s.oh * s.ow;
-  const int64_t nw = workers_within(s, ConvPass::bwd_data, ws_bytes, sizeof(T));
+  const int64_t nw = workers_within(s, ConvDirection::backward_data, ws_bytes, sizeof(T));
   const int64_t ce = worker_elems(s);
   if (images_per_gemm(s) > 1) return bwd_data_batched(s, dy, w, dx, ws, nw);
   for_images(s, nw, [&](int64_t n, int64_t wk) {
@@ -272,7 +272,7 @@ void bwd_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, size_t 
 template <typename T>
 void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw, T* ws, size_t ws_bytes) {
   const int64_t cg = s.cg(), kg = s.kg(), crs = cg * s.r * s.s, p = s.oh * s.ow;
-  const int64_t nw = workers_within(s, ConvPass::bwd_filter, ws_bytes, sizeof(T));
+  const int64_t nw = workers_within(s, ConvDirection::backward_filter, ws_bytes, sizeof(T));
   const int64_t ce = worker_elems(s), wn = s.w_numel();
   // One worker accumulates straight into dw; several each own a partial sum after the columns.
   T* partial = ws + nw * ce;
@@ -305,7 +305,7 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw, T* ws, size_
 
 }  // namespace
 
-size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvPass pass) {
+size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvDirection pass) {
   return static_cast<size_t>(workspace_elems(s, pass, workers(s))) * itemsize(t);
 }
 

@@ -1,7 +1,7 @@
 // 2-D convolution on the CPU as GEMMs: each image's receptive fields are unrolled into a column
 // matrix (im2col) and multiplied with the filters by Eigen's GEMM, in all three directions.
 //
-// Buffers and geometry as in kernels/cpu/conv2d_direct.h (contiguous NCHW / KCRS, f32 or f64,
+// Buffers and geometry as in kernels/conv_shape.h (contiguous NCHW / KCRS, f32 or f64,
 // outputs overwritten, no aliasing). `workspace` holds `workspace_bytes` bytes (any alignment),
 // at least conv2d_im2col_workspace_bytes(t, s, pass) asked for in the same threading context
 // for full parallelism; with less the kernel uses fewer workers, and throws ValueError only when
@@ -20,9 +20,8 @@
 
 namespace ember::kernels::cpu {
 
-enum class ConvPass { fwd, bwd_data, bwd_filter };
 
-size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvPass pass);
+size_t conv2d_im2col_workspace_bytes(DType t, const ConvShape& s, ConvDirection pass);
 
 void conv2d_fwd_im2col(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
                        void* y, void* workspace, size_t workspace_bytes);

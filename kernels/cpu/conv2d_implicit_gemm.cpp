@@ -34,14 +34,16 @@
 
 namespace ember::kernels::cpu {
 
-bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, const char** why) {
+bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvDirection pass, const char** why) {
 #if defined(__AVX512F__)
   (void)s, (void)pass;  // every geometry and direction
-  if (t != DType::f32) return *why = "float32 only", false;
-  return true;
+  if (t == DType::f32) return true;
+  if (why) *why = "float32 only";
+  return false;
 #else
   (void)t, (void)s, (void)pass;
-  return *why = "built without AVX-512", false;
+  if (why) *why = "built without AVX-512";
+  return false;
 #endif
 }
 
@@ -241,20 +243,20 @@ int64_t strided_data_elems(const ConvShape& s, int64_t nw) {
   return round_up(e, kAlign) + y;
 }
 
-int64_t elems(const ConvShape& s, ConvPass pass, int64_t nw) {
+int64_t elems(const ConvShape& s, ConvDirection pass, int64_t nw) {
   switch (pass) {
-    case ConvPass::fwd:
+    case ConvDirection::forward:
       return fwd_elems(s, nw);
-    case ConvPass::bwd_data:
+    case ConvDirection::backward_data:
       return unit_stride(s) ? fwd_elems(transposed_shape(s), nw) : strided_data_elems(s, nw);
-    case ConvPass::bwd_filter:
+    case ConvDirection::backward_filter:
       return bwd_filter_elems(s, nw);
   }
   return 0;
 }
 
-int64_t threads_within(const ConvShape& s, ConvPass pass, size_t ws_bytes) {
-  int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
+int64_t threads_within(const ConvShape& s, ConvDirection pass, size_t ws_bytes) {
+  int64_t nw = threads_for(pass == ConvDirection::backward_data ? transposed_shape(s) : s);
   while (nw > 1 && static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) > ws_bytes) --nw;
   EMBER_CHECK_VALUE(static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) <= ws_bytes,
                     "conv2d implicit gemm: workspace of ", ws_bytes, " bytes is too small (need ",
@@ -446,28 +448,32 @@ void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float
 
 }  // namespace
 
-double conv2d_implicit_gemm_work(const ConvShape& s, ConvPass pass) {
-  if (pass == ConvPass::bwd_data && !unit_stride(s)) {  // the classes, plus scattering dX
+double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass) {
+  if (pass == ConvDirection::backward_data && !unit_stride(s)) {  // the classes, plus scattering dX
     double work = 2.0 * double(s.x_numel());            // strided scalar stores, zeros included
     for (const DataClass& d : data_classes(s))
-      if (d.active()) work += conv2d_implicit_gemm_work(d.t, ConvPass::fwd);
+      if (d.active()) work += conv2d_implicit_gemm_work(d.t, ConvDirection::forward);
     return work;
   }
-  const ConvShape t = pass == ConvPass::bwd_data ? transposed_shape(s) : s;
+  const ConvShape t = pass == ConvDirection::backward_data ? transposed_shape(s) : s;
   const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
   const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
-  if (pass == ConvPass::bwd_filter) return bwd_filter_work(t);
+  if (pass == ConvDirection::backward_filter) return bwd_filter_work(t);
   return cols * (d * round_up(t.kg(), kMr) / 16.0 + gather);
 }
 
-size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass) {
-  const int64_t nw = threads_for(pass == ConvPass::bwd_data ? transposed_shape(s) : s);
+size_t conv2d_implicit_gemm_workspace_bytes(DType, const ConvShape& s, ConvDirection pass) {
+  const int64_t nw = threads_for(pass == ConvDirection::backward_data ? transposed_shape(s) : s);
   return static_cast<size_t>(elems(s, pass, nw)) * sizeof(float);
 }
 
-void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w, const float* bias,
-                              float* y, void* workspace, size_t workspace_bytes) {
-  const int64_t nw = threads_within(s, ConvPass::fwd, workspace_bytes);
+void conv2d_fwd_implicit_gemm(DType, const ConvShape& s, const void* x_v, const void* w_v,
+                              const void* bias_v, void* y_v, void* workspace,
+                              size_t workspace_bytes, Stream) {
+  const float *x = static_cast<const float*>(x_v), *w = static_cast<const float*>(w_v);
+  const float* bias = static_cast<const float*>(bias_v);
+  float* y = static_cast<float*>(y_v);
+  const int64_t nw = threads_within(s, ConvDirection::forward, workspace_bytes);
   float* ap = static_cast<float*>(workspace);
   const int64_t kg = s.kg(), d = taps(s);
   pack_filters(
@@ -477,9 +483,11 @@ void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w
   fwd_panels(s, x, ap, bias, y, bufs, nw);
 }
 
-void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const float* w, float* dx,
-                                   void* workspace, size_t workspace_bytes) {
-  const int64_t nw = threads_within(s, ConvPass::bwd_data, workspace_bytes);
+void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, const void* w_v,
+                                   void* dx_v, void* workspace, size_t workspace_bytes, Stream) {
+  const float *dy = static_cast<const float*>(dy_v), *w = static_cast<const float*>(w_v);
+  float* dx = static_cast<float*>(dx_v);
+  const int64_t nw = threads_within(s, ConvDirection::backward_data, workspace_bytes);
   if (!unit_stride(s)) return bwd_data_strided(s, dy, w, dx, workspace, nw);
   const ConvShape t = transposed_shape(s);
   float* ap = static_cast<float*>(workspace);
@@ -497,31 +505,32 @@ void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const fl
   fwd_panels(t, dy, ap, nullptr, dx, bufs, nw);
 }
 
-void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const float* x, float* dw,
-                                     void* workspace, size_t workspace_bytes) {
-  const int64_t nw = threads_within(s, ConvPass::bwd_filter, workspace_bytes);
-  bwd_filter(s, dy, x, dw, static_cast<float*>(workspace), nw);
+void conv2d_bwd_filter_implicit_gemm(DType, const ConvShape& s, const void* dy, const void* x,
+                                     void* dw, void* workspace, size_t workspace_bytes, Stream) {
+  const int64_t nw = threads_within(s, ConvDirection::backward_filter, workspace_bytes);
+  bwd_filter(s, static_cast<const float*>(dy), static_cast<const float*>(x), static_cast<float*>(dw),
+             static_cast<float*>(workspace), nw);
 }
 
 #else  // no AVX-512: conv2d_implicit_gemm_supports says so, and these are never called.
 
-size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape&, ConvPass) {
+size_t conv2d_implicit_gemm_workspace_bytes(DType, const ConvShape&, ConvDirection) {
   return 0;
 }
-double conv2d_implicit_gemm_work(const ConvShape&, ConvPass) {
+double conv2d_implicit_gemm_work(const ConvShape&, ConvDirection) {
   return 0.0;
 }
 
-void conv2d_fwd_implicit_gemm(const ConvShape&, const float*, const float*, const float*, float*,
-                              void*, size_t) {
+void conv2d_fwd_implicit_gemm(DType, const ConvShape&, const void*, const void*, const void*, void*,
+                              void*, size_t, Stream) {
   EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
 }
-void conv2d_bwd_data_implicit_gemm(const ConvShape&, const float*, const float*, float*, void*,
-                                   size_t) {
+void conv2d_bwd_data_implicit_gemm(DType, const ConvShape&, const void*, const void*, void*, void*,
+                                   size_t, Stream) {
   EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
 }
-void conv2d_bwd_filter_implicit_gemm(const ConvShape&, const float*, const float*, float*, void*,
-                                     size_t) {
+void conv2d_bwd_filter_implicit_gemm(DType, const ConvShape&, const void*, const void*, void*,
+                                     void*, size_t, Stream) {
   EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
 }
 

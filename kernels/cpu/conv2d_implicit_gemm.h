@@ -9,7 +9,7 @@
 //                    of input rows and columns, scattered into dX
 //   backward filter  dWᵀ += col(X) * dYᵀ, panel by panel
 //
-// Buffers and geometry as in kernels/cpu/conv2d_direct.h (contiguous NCHW / KCRS, outputs
+// Buffers and geometry as in kernels/conv_shape.h (contiguous NCHW / KCRS, outputs
 // overwritten, no aliasing). `workspace` holds at least conv2d_implicit_gemm_workspace_bytes(s,
 // pass) asked for in the same threading context for full parallelism; with less the kernel uses
 // fewer threads, and throws ValueError only when even one does not fit.
@@ -22,27 +22,19 @@
 #include <cstddef>
 
 #include "kernels/conv_shape.h"
-#include "kernels/cpu/conv2d_im2col.h"
+#include "kernels/kernel_table.h"
 #include "runtime/dtype.h"
 
 namespace ember::kernels::cpu {
 
-// True when this algorithm runs `pass` of `s` in dtype `t`; otherwise false, with *why set.
-bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvPass pass, const char** why);
-
-size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& s, ConvPass pass);
+// The table's entries (kernels/kernel_table.h: conv2d_implicit_gemm_supports, _workspace_bytes,
+// conv2d_{fwd,bwd_data,bwd_filter}_implicit_gemm) are this algorithm on the cpu; `supports`
+// says false, with the reason, for anything but float32 on an AVX-512 build, and the others
+// require it. The cost model's estimate is the cpu's own:
 
 // Estimated work of `pass` on one thread, in vector multiply-adds (16 lanes, rounded up to the
 // micro-kernels' tiles) plus one unit per value gathered without a prepared image copy: what the
 // registry's cost model compares with the other algorithms. Zero when not supported.
-double conv2d_implicit_gemm_work(const ConvShape& s, ConvPass pass);
-
-// requires: conv2d_implicit_gemm_supports(f32, s, pass) for the matching pass.
-void conv2d_fwd_implicit_gemm(const ConvShape& s, const float* x, const float* w, const float* bias,
-                              float* y, void* workspace, size_t workspace_bytes);
-void conv2d_bwd_data_implicit_gemm(const ConvShape& s, const float* dy, const float* w, float* dx,
-                                   void* workspace, size_t workspace_bytes);
-void conv2d_bwd_filter_implicit_gemm(const ConvShape& s, const float* dy, const float* x, float* dw,
-                                     void* workspace, size_t workspace_bytes);
+double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass);
 
 }  // namespace ember::kernels::cpu

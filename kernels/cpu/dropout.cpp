@@ -1,4 +1,4 @@
-#include "kernels/cpu/dropout.h"
+#include "kernels/kernel_table.h"
 
 #include "kernels/cpu/loops.h"
 #include "kernels/dropout_math.h"
@@ -29,15 +29,16 @@ void bwd(int64_t n, double scale, const bool* mask, const T* dy, T* dx) {
 
 }  // namespace
 
-void dropout_fwd_cpu(DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
-                     const void* x, bool* mask, void* y) {
+void dropout_fwd(DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
+                 const void* x, bool* mask, void* y, Stream) {
   EMBER_DISPATCH_FLOAT(t, "dropout", [&] {
     fwd<scalar_t>(n, seed, offset, p, scale, static_cast<const scalar_t*>(x), mask,
                   static_cast<scalar_t*>(y));
   });
 }
 
-void dropout_bwd_cpu(DType t, int64_t n, double scale, const bool* mask, const void* dy, void* dx) {
+void dropout_bwd(DType t, int64_t n, double scale, const bool* mask, const void* dy, void* dx,
+                 Stream) {
   EMBER_DISPATCH_FLOAT(t, "dropout_backward", [&] {
     bwd<scalar_t>(n, scale, mask, static_cast<const scalar_t*>(dy), static_cast<scalar_t*>(dx));
   });

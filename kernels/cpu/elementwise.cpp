@@ -1,7 +1,7 @@
 // Elementwise CPU kernels. Each op is a small functor; one loop template per operand count
 // applies it, with the stride-1 and broadcast-scalar cases written out so the compiler
 // vectorises them.
-#include "kernels/cpu/elementwise.h"
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 #include <limits>
@@ -51,10 +51,30 @@ T min_of(T x, T y) {
   return x < y ? x : y;
 }
 
+// The byte-strided loop over `index` with a contiguous output of `out_size`-byte elements in
+// front of the N inputs of `in_sizes`-byte elements.
+template <int N>
+StridedLoop<N + 1> loop_of(const StridedIndex<N>& index, int64_t out_size,
+                           const std::array<int64_t, N>& in_sizes) {
+  const std::vector<int64_t> sizes(index.sizes, index.sizes + index.ndim);
+  std::array<std::vector<int64_t>, N + 1> strides;
+  strides[0].assign(sizes.size(), 0);
+  int64_t step = out_size;
+  for (int d = index.ndim - 1; d >= 0; --d) {
+    strides[0][d] = step;
+    step *= index.sizes[d];
+  }
+  for (int k = 0; k < N; ++k) {
+    strides[k + 1].resize(sizes.size());
+    for (int d = 0; d < index.ndim; ++d) strides[k + 1][d] = index.strides[k][d] * in_sizes[k];
+  }
+  return StridedLoop<N + 1>(sizes, strides);
+}
+
 // out = f(a, b) over a strided iteration space.
 template <typename R, typename T, typename F>
-void binary_loop(const StridedShape<3>& s, void* out, const void* a, const void* b, F f) {
-  StridedLoop<3> loop(s.sizes, s.strides);
+void binary_loop(const StridedIndex<2>& s, void* out, const void* a, const void* b, F f) {
+  const StridedLoop<3> loop = loop_of<2>(s, sizeof(R), {sizeof(T), sizeof(T)});
   std::array<char*, 3> base{static_cast<char*>(out), static_cast<char*>(const_cast<void*>(a)),
                             static_cast<char*>(const_cast<void*>(b))};
   parallel_runs<3>(loop, base, [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& st,
@@ -173,8 +193,8 @@ void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
 }
 
 template <typename T, typename F>
-void unary_loop(const StridedShape<2>& s, void* out, const void* a, F f) {
-  StridedLoop<2> loop(s.sizes, s.strides);
+void unary_loop(const StridedIndex<1>& s, void* out, const void* a, F f) {
+  const StridedLoop<2> loop = loop_of<1>(s, sizeof(T), {sizeof(T)});
   std::array<char*, 2> base{static_cast<char*>(out), static_cast<char*>(const_cast<void*>(a))};
   parallel_runs<2>(loop, base, [&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& st,
                                    int64_t n) {
@@ -199,9 +219,9 @@ void unary_contig(int64_t n, void* out, const void* a, F f) {
 }
 
 template <typename T>
-void where_loop(const StridedShape<4>& s, void* out, const bool* cond, const void* a,
+void where_loop(const StridedIndex<3>& s, void* out, const bool* cond, const void* a,
                 const void* b) {
-  StridedLoop<4> loop(s.sizes, s.strides);
+  const StridedLoop<4> loop = loop_of<3>(s, sizeof(T), {sizeof(bool), sizeof(T), sizeof(T)});
   std::array<char*, 4> base{static_cast<char*>(out),
                             reinterpret_cast<char*>(const_cast<bool*>(cond)),
                             static_cast<char*>(const_cast<void*>(a)),
@@ -218,8 +238,8 @@ void where_loop(const StridedShape<4>& s, void* out, const bool* cond, const voi
 
 }  // namespace
 
-void binary_cpu(BinaryOp op, DType t, const StridedShape<3>& shape, void* out, const void* a,
-                const void* b) {
+void binary_strided(BinaryOp op, DType t, const StridedIndex<2>& shape, void* out, const void* a,
+                    const void* b, Stream) {
   dispatch_cpu_dtype(t, "binary op", [&](auto tag) {
     using T = decltype(tag);
     with_binary_functor<T>(op, [&](auto rtag, auto f) {
@@ -228,8 +248,8 @@ void binary_cpu(BinaryOp op, DType t, const StridedShape<3>& shape, void* out, c
   });
 }
 
-void binary_contiguous_cpu(BinaryOp op, DType t, int64_t n, void* out, const void* a,
-                           const void* b) {
+void binary_contiguous(BinaryOp op, DType t, int64_t n, void* out, const void* a, const void* b,
+                       Stream) {
   dispatch_cpu_dtype(t, "binary op", [&](auto tag) {
     using T = decltype(tag);
     with_binary_functor<T>(op, [&](auto rtag, auto f) {
@@ -238,24 +258,24 @@ void binary_contiguous_cpu(BinaryOp op, DType t, int64_t n, void* out, const voi
   });
 }
 
-void unary_cpu(UnaryOp op, DType t, const UnaryParams& params, const StridedShape<2>& shape,
-               void* out, const void* a) {
+void unary_strided(UnaryOp op, DType t, const UnaryParams& params, const StridedIndex<1>& shape,
+                   void* out, const void* a, Stream) {
   dispatch_cpu_dtype(t, "unary op", [&](auto tag) {
     using T = decltype(tag);
     with_unary_functor<T>(op, params, [&](auto f) { unary_loop<T>(shape, out, a, f); });
   });
 }
 
-void unary_contiguous_cpu(UnaryOp op, DType t, const UnaryParams& params, int64_t n, void* out,
-                          const void* a) {
+void unary_contiguous(UnaryOp op, DType t, const UnaryParams& params, int64_t n, void* out,
+                      const void* a, Stream) {
   dispatch_cpu_dtype(t, "unary op", [&](auto tag) {
     using T = decltype(tag);
     with_unary_functor<T>(op, params, [&](auto f) { unary_contig<T>(n, out, a, f); });
   });
 }
 
-void where_cpu(DType t, const StridedShape<4>& shape, void* out, const bool* cond, const void* a,
-               const void* b) {
+void where_strided(DType t, const StridedIndex<3>& shape, void* out, const bool* cond,
+                   const void* a, const void* b, Stream) {
   dispatch_cpu_dtype(t, "where", [&](auto tag) { where_loop<decltype(tag)>(shape, out, cond, a, b); });
 }
 

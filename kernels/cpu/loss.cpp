@@ -1,4 +1,6 @@
-#include "kernels/cpu/loss.h"
+// Losses on the cpu: cross entropy (log_softmax, then the nll), nll_loss and mse_loss, forward
+// and backward. Sums run in double; a reduced loss is written as t(sum / divisor).
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 
@@ -13,12 +15,11 @@ bool large(int64_t work) {
 }
 
 template <typename T>
-double nll_fwd(const NllShape& sh, int64_t ignore, double eps, const T* lp, const int64_t* tgt,
-               T* loss, int64_t* count) {
-  const int64_t positions = sh.n * sh.s, c = sh.c, s = sh.s;
+double nll_sum(const NllShape& sh, const T* lp, const int64_t* tgt, T* loss) {
+  const int64_t positions = sh.n * sh.s, c = sh.c, s = sh.s, ignore = sh.ignore_index;
+  const double eps = sh.smoothing;
   double total = 0;
-  int64_t kept = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total, kept) if (large(positions * c))
+#pragma omp parallel for schedule(static) reduction(+ : total) if (large(positions * c))
   for (int64_t p = 0; p < positions; ++p) {
     const int64_t i = p / s, j = p % s, t = tgt[p];
     double l = 0;
@@ -30,19 +31,18 @@ double nll_fwd(const NllShape& sh, int64_t ignore, double eps, const T* lp, cons
         for (int64_t k = 0; k < c; ++k) sum += col[k * s];
         l -= eps / static_cast<double>(c) * sum;
       }
-      ++kept;
     }
     if (loss) loss[p] = static_cast<T>(l);
     total += l;
   }
-  *count = kept;
   return total;
 }
 
 template <typename T>
-void nll_bwd(const NllShape& sh, int64_t ignore, double eps, bool fused, const T* lp,
-             const int64_t* tgt, const T* grad, int64_t gstride, double scale, T* dx) {
-  const int64_t n = sh.n, c = sh.c, s = sh.s;
+void nll_grad(const NllShape& sh, bool fused, const T* lp, const int64_t* tgt, const T* grad,
+              int64_t gstride, double scale, T* dx) {
+  const int64_t n = sh.n, c = sh.c, s = sh.s, ignore = sh.ignore_index;
+  const double eps = sh.smoothing;
   const T smooth = static_cast<T>(eps / static_cast<double>(c));
 #pragma omp parallel for schedule(static) if (large(n * c * s))
   for (int64_t i = 0; i < n; ++i) {
@@ -66,7 +66,7 @@ void nll_bwd(const NllShape& sh, int64_t ignore, double eps, bool fused, const T
 }
 
 template <typename T>
-double mse_fwd(int64_t n, const T* x, const T* y, T* out) {
+double mse_sum(int64_t n, const T* x, const T* y, T* out) {
   double total = 0;
 #pragma omp parallel for schedule(static) reduction(+ : total) if (large(n))
   for (int64_t i = 0; i < n; ++i) {
@@ -78,8 +78,8 @@ double mse_fwd(int64_t n, const T* x, const T* y, T* out) {
 }
 
 template <typename T>
-void mse_bwd(int64_t n, const T* x, const T* y, const T* grad, int64_t gstride, double scale,
-             T* dx) {
+void mse_grad(int64_t n, const T* x, const T* y, const T* grad, int64_t gstride, double scale,
+              T* dx) {
   const T two = static_cast<T>(2 * scale);
   parallel_range(n, [&](int64_t lo, int64_t len) {
     for (int64_t i = lo; i < lo + len; ++i) dx[i] = two * (x[i] - y[i]) * grad[i * gstride];
@@ -88,48 +88,55 @@ void mse_bwd(int64_t n, const T* x, const T* y, const T* grad, int64_t gstride, 
 
 }  // namespace
 
-int64_t nll_find_bad_target_cpu(const NllShape& shape, int64_t ignore_index,
-                                const int64_t* target) {
-  const int64_t positions = shape.n * shape.s;
-  for (int64_t p = 0; p < positions; ++p) {
-    const int64_t t = target[p];
-    if (t != ignore_index && (t < 0 || t >= shape.c)) return p;
-  }
-  return -1;
+size_t nll_workspace_bytes(const NllShape&) {
+  return 0;
 }
 
-double nll_fwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double smoothing,
-                   const void* log_probs, const int64_t* target, void* loss, int64_t* count) {
-  return EMBER_DISPATCH_FLOAT(t, "nll_loss", [&] {
-    return nll_fwd<scalar_t>(shape, ignore_index, smoothing,
-                             static_cast<const scalar_t*>(log_probs), target,
-                             static_cast<scalar_t*>(loss), count);
+void nll_fwd(DType t, const NllShape& s, const void* log_probs, const int64_t* target, void* loss,
+             double*, double divisor, void* total, Stream) {
+  EMBER_DISPATCH_FLOAT(t, "nll_loss", [&] {
+    const double sum = nll_sum<scalar_t>(s, static_cast<const scalar_t*>(log_probs), target,
+                                         static_cast<scalar_t*>(loss));
+    if (total) *static_cast<scalar_t*>(total) = static_cast<scalar_t>(sum / divisor);
   });
 }
 
-void nll_bwd_cpu(DType t, const NllShape& shape, int64_t ignore_index, double smoothing, bool fused,
-                 const void* log_probs, const int64_t* target, const void* grad,
-                 int64_t grad_stride, double scale, void* dx) {
+void cross_entropy_fwd(DType t, const NllShape& s, const void* logits, const int64_t* target,
+                       void* log_probs, void* loss, double* workspace, double divisor, void* total,
+                       Stream stream) {
+  if (s.n * s.c * s.s > 0) softmax_fwd(t, {s.n, s.c, s.s}, /*log=*/true, logits, log_probs, stream);
+  nll_fwd(t, s, log_probs, target, loss, workspace, divisor, total, stream);
+}
+
+void nll_bwd(DType t, const NllShape& s, bool fused, const void* log_probs, const int64_t* target,
+             const void* grad, int64_t grad_stride, double scale, void* dx, Stream) {
   EMBER_DISPATCH_FLOAT(t, "nll_loss_backward", [&] {
-    nll_bwd<scalar_t>(
-        shape, ignore_index, smoothing, fused, static_cast<const scalar_t*>(log_probs), target,
-        static_cast<const scalar_t*>(grad), grad_stride, scale, static_cast<scalar_t*>(dx));
+    nll_grad<scalar_t>(s, fused, static_cast<const scalar_t*>(log_probs), target,
+                       static_cast<const scalar_t*>(grad), grad_stride, scale,
+                       static_cast<scalar_t*>(dx));
   });
 }
 
-double mse_fwd_cpu(DType t, int64_t n, const void* x, const void* y, void* out) {
-  return EMBER_DISPATCH_FLOAT(t, "mse_loss", [&] {
-    return mse_fwd<scalar_t>(n, static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(y),
-                             static_cast<scalar_t*>(out));
+size_t mse_workspace_bytes(int64_t) {
+  return 0;
+}
+
+void mse_fwd(DType t, int64_t n, const void* x, const void* y, void* loss, double*, double divisor,
+             void* total, Stream) {
+  EMBER_DISPATCH_FLOAT(t, "mse_loss", [&] {
+    const double sum = mse_sum<scalar_t>(n, static_cast<const scalar_t*>(x),
+                                         static_cast<const scalar_t*>(y),
+                                         static_cast<scalar_t*>(loss));
+    if (total) *static_cast<scalar_t*>(total) = static_cast<scalar_t>(sum / divisor);
   });
 }
 
-void mse_bwd_cpu(DType t, int64_t n, const void* x, const void* y, const void* grad,
-                 int64_t grad_stride, double scale, void* dx) {
+void mse_bwd(DType t, int64_t n, const void* x, const void* y, const void* grad,
+             int64_t grad_stride, double scale, void* dx, Stream) {
   EMBER_DISPATCH_FLOAT(t, "mse_loss_backward", [&] {
-    mse_bwd<scalar_t>(n, static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(y),
-                      static_cast<const scalar_t*>(grad), grad_stride, scale,
-                      static_cast<scalar_t*>(dx));
+    mse_grad<scalar_t>(n, static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(y),
+                       static_cast<const scalar_t*>(grad), grad_stride, scale,
+                       static_cast<scalar_t*>(dx));
   });
 }
 

@@ -1,7 +1,7 @@
 // Matrix products via Eigen: each operand is mapped in place (row- or column-major with an outer
 // stride), so Eigen's GEMM reads the tensor's memory directly; Eigen parallelises one large
 // product with OpenMP, and a batch of small products runs one product per thread instead.
-#include "kernels/cpu/matmul.h"
+#include "kernels/kernel_table.h"
 
 #include <Eigen/Core>
 
@@ -49,7 +49,7 @@ void with_map(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, F&
 }
 
 template <typename T>
-void gemm_one(const MatmulShape& s, const T* a, const T* b, T* c) {
+void gemm_one(const GemmShape& s, const T* a, const T* b, T* c) {
   Eigen::Map<RowMat<T>> cm(c, s.m, s.n);
   if (s.k == 0) {
     cm.setZero();
@@ -61,17 +61,16 @@ void gemm_one(const MatmulShape& s, const T* a, const T* b, T* c) {
 }
 
 template <typename T>
-void matmul_typed(const MatmulShape& s, const T* a, const T* b, T* c) {
-  int64_t batch = 1;
-  for (int64_t v : s.batch_sizes) batch *= v;
-  const int nd = static_cast<int>(s.batch_sizes.size());
+void matmul_typed(const GemmShape& s, const T* a, const T* b, T* c) {
+  const int64_t batch = s.batch;
+  const StridedIndex<2>& bi = s.batch_index;
   auto offsets = [&](int64_t i, int64_t& ao, int64_t& bo) {
     ao = bo = 0;
-    for (int d = nd - 1; d >= 0; --d) {
-      const int64_t idx = i % s.batch_sizes[d];
-      i /= s.batch_sizes[d];
-      ao += idx * s.a_batch_strides[d];
-      bo += idx * s.b_batch_strides[d];
+    for (int d = bi.ndim - 1; d >= 0; --d) {
+      const int64_t idx = i % bi.sizes[d];
+      i /= bi.sizes[d];
+      ao += idx * bi.strides[0][d];
+      bo += idx * bi.strides[1][d];
     }
   };
   const int64_t mn = s.m * s.n;
@@ -101,7 +100,7 @@ bool eigen_serial_once() {
   return true;
 }
 
-void matmul_cpu(DType t, const MatmulShape& shape, const void* a, const void* b, void* c) {
+void gemm_batched(DType t, const GemmShape& shape, const void* a, const void* b, void* c, Stream) {
   switch (t) {
     case DType::f32:
       return matmul_typed(shape, static_cast<const float*>(a), static_cast<const float*>(b),

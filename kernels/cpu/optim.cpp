@@ -1,4 +1,5 @@
-#include "kernels/cpu/optim.h"
+#include "kernels/kernel_table.h"
+#include "kernels/cpu/loops.h"
 
 #include <cmath>
 
@@ -50,17 +51,20 @@ void adam_impl(T* p, const T* g, T* m, T* v, int64_t n, const AdamParams& s) {
 
 }  // namespace
 
-void sgd_step(float* p, const float* g, float* buf, int64_t n, const SgdParams& s) {
-  sgd_impl(p, g, buf, n, s);
+void sgd_step(DType t, void* p, const void* g, void* buf, int64_t n, const SgdParams& s, Stream) {
+  dispatch_float(t, "sgd_step", [&](auto z) {
+    using T = decltype(z);
+    sgd_impl(static_cast<T*>(p), static_cast<const T*>(g), static_cast<T*>(buf), n, s);
+  });
 }
-void sgd_step(double* p, const double* g, double* buf, int64_t n, const SgdParams& s) {
-  sgd_impl(p, g, buf, n, s);
-}
-void adam_step(float* p, const float* g, float* m, float* v, int64_t n, const AdamParams& s) {
-  adam_impl(p, g, m, v, n, s);
-}
-void adam_step(double* p, const double* g, double* m, double* v, int64_t n, const AdamParams& s) {
-  adam_impl(p, g, m, v, n, s);
+
+void adam_step(DType t, void* p, const void* g, void* m, void* v, int64_t n, const AdamParams& s,
+               Stream) {
+  dispatch_float(t, "adam_step", [&](auto z) {
+    using T = decltype(z);
+    adam_impl(static_cast<T*>(p), static_cast<const T*>(g), static_cast<T*>(m),
+              static_cast<T*>(v), n, s);
+  });
 }
 
 }  // namespace ember::kernels::cpu

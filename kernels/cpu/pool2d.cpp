@@ -1,7 +1,7 @@
 // Pooling kernels: one plane (n, c) per parallel iteration, so every write, including the
 // scatter of the backward passes, stays inside the iteration's own plane. The value of each
 // output and the windows are kernels/pool_math.h's, which the GPU kernels share.
-#include "kernels/cpu/pool2d.h"
+#include "kernels/kernel_table.h"
 
 #include <algorithm>
 #include "kernels/cpu/loops.h"
@@ -105,25 +105,35 @@ void adaptive_bwd(const PoolShape& s, const T* dy, T* dx) {
     body;                             \
   })
 
-void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t* idx) {
+void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t* idx, Stream) {
   EMBER_POOL_ENTRY("max_pool2d", max_fwd(s, static_cast<const T*>(x), static_cast<T*>(y), idx));
 }
-void max_pool2d_bwd(DType t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx) {
+size_t max_pool2d_bwd_workspace_bytes(const PoolShape&) {
+  return 0;
+}
+// The indices come from the host's memory, so they are checked here (a GPU kernel ignores
+// indices outside the plane instead: checking them would make the host wait for the device).
+void max_pool2d_bwd(DType t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,
+                    int64_t*, Stream) {
+  const int64_t count = s.planes() * s.oh * s.ow;
+  for (int64_t i = 0; i < count; ++i)
+    EMBER_CHECK_INDEX(idx[i] >= -1 && idx[i] < s.h * s.w, "max_pool2d_backward: index ", idx[i],
+                      " out of range for an input plane of ", s.h, "x", s.w);
   EMBER_POOL_ENTRY("max_pool2d_backward",
                    max_bwd(s, static_cast<const T*>(dy), idx, static_cast<T*>(dx)));
 }
-void avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y) {
+void avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, Stream) {
   EMBER_POOL_ENTRY("avg_pool2d", avg_fwd(s, static_cast<const T*>(x), static_cast<T*>(y)));
 }
-void avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx) {
+void avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, Stream) {
   EMBER_POOL_ENTRY("avg_pool2d_backward",
                    avg_bwd(s, static_cast<const T*>(dy), static_cast<T*>(dx)));
 }
-void adaptive_avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y) {
+void adaptive_avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, Stream) {
   EMBER_POOL_ENTRY("adaptive_avg_pool2d",
                    adaptive_fwd(s, static_cast<const T*>(x), static_cast<T*>(y)));
 }
-void adaptive_avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx) {
+void adaptive_avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, Stream) {
   EMBER_POOL_ENTRY("adaptive_avg_pool2d_backward",
                    adaptive_bwd(s, static_cast<const T*>(dy), static_cast<T*>(dx)));
 }

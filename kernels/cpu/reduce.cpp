@@ -1,11 +1,12 @@
 // Reduction CPU kernels. An accumulator type per op (add one element, merge two partials,
 // finish) and one driver: many outputs run in parallel over outputs; few outputs with long
 // reductions split each reduction into chunks whose partials merge in order.
-#include "kernels/cpu/reduce.h"
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/cpu/loops.h"
 
@@ -108,19 +109,14 @@ void accumulate(const StridedLoop<1>& loop, const char* base, int64_t lo, int64_
   }
 }
 
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t s : v) p *= s;
-  return p;
-}
-
 template <typename T, typename R, typename Acc>
 void reduce_driver(const ReduceShape& s, const T* in, R* out, const Acc& init) {
-  std::vector<int64_t> red_bytes(s.reduced_strides);
+  std::vector<int64_t> red_sizes(s.reduced_sizes, s.reduced_sizes + s.reduced_ndim);
+  std::vector<int64_t> red_bytes(s.reduced_strides, s.reduced_strides + s.reduced_ndim);
   for (auto& b : red_bytes) b *= static_cast<int64_t>(sizeof(T));
-  const StridedLoop<1> red(s.reduced_sizes, {red_bytes});
-  const int64_t n_out = product(s.kept_sizes), n_red = product(s.reduced_sizes);
-  const int nd = static_cast<int>(s.kept_sizes.size());
+  const StridedLoop<1> red(red_sizes, {red_bytes});
+  const int64_t n_out = s.kept_numel(), n_red = s.reduced_numel();
+  const int nd = s.kept_ndim;
   auto base_of = [&](int64_t k) {
     int64_t off = 0;
     for (int d = nd - 1; d >= 0; --d) {
@@ -159,13 +155,7 @@ void reduce_driver(const ReduceShape& s, const T* in, R* out, const Acc& init) {
 
 }  // namespace
 
-DType reduce_result_dtype(ReduceOp op, DType t) {
-  if (op == ReduceOp::argmax || op == ReduceOp::argmin) return kInt64;
-  if (op == ReduceOp::sum && !is_floating(t)) return kInt64;
-  return t;
-}
-
-void reduce_cpu(ReduceOp op, DType t, const ReduceShape& s, const void* in_v, void* out) {
+void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in_v, void* out, Stream) {
   dispatch_cpu_dtype(t, "reduce", [&](auto tag) {
     using T = decltype(tag);
     const T* in = static_cast<const T*>(in_v);

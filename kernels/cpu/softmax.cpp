@@ -1,4 +1,4 @@
-#include "kernels/cpu/softmax.h"
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 #include <limits>
@@ -128,14 +128,14 @@ void bwd(const SoftmaxShape& sh, bool log, const T* y, const T* dy, T* dx) {
 
 }  // namespace
 
-void softmax_fwd_cpu(DType t, const SoftmaxShape& shape, bool log, const void* x, void* y) {
+void softmax_fwd(DType t, const SoftmaxShape& shape, bool log, const void* x, void* y, Stream) {
   EMBER_DISPATCH_FLOAT(t, log ? "log_softmax" : "softmax", [&] {
     fwd<scalar_t>(shape, log, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y));
   });
 }
 
-void softmax_bwd_cpu(DType t, const SoftmaxShape& shape, bool log, const void* y, const void* dy,
-                     void* dx) {
+void softmax_bwd(DType t, const SoftmaxShape& shape, bool log, const void* y, const void* dy,
+                 void* dx, Stream) {
   EMBER_DISPATCH_FLOAT(t, log ? "log_softmax_backward" : "softmax_backward", [&] {
     bwd<scalar_t>(shape, log, static_cast<const scalar_t*>(y), static_cast<const scalar_t*>(dy),
                   static_cast<scalar_t*>(dx));

@@ -3,7 +3,7 @@
 // branch), so one kernel per dtype serves all of them; the formulas are
 // kernels/activation_math.h's, which the CPU kernels share.
 #include "kernels/activation_math.h"
-#include "kernels/cuda/activation.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 
@@ -13,7 +13,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
 using namespace detail;
 
 template <typename T>
@@ -65,18 +64,18 @@ bool aligned16(const void* q) {
   return reinterpret_cast<uintptr_t>(q) % 16 == 0;
 }
 
-void check_float(Scalar t, const char* what) {
-  if (t != Scalar::f32 && t != Scalar::f64)
+void check_float(DType t, const char* what) {
+  if (t != DType::f32 && t != DType::f64)
     throw std::invalid_argument(std::string(what) + ": kernels exist for float32 and float64 only");
 }
 
 }  // namespace
 
-void activation_fwd(Activation act, Scalar t, const ActivationParams& p, int64_t n, const void* x,
+void activation_fwd(Activation act, DType t, const ActivationParams& p, int64_t n, const void* x,
                     void* y, gpu::Stream stream) {
   check_float(t, "activation_fwd");
   if (n == 0) return;
-  if (t == Scalar::f64) {
+  if (t == DType::f64) {
     EMBER_LAUNCH(activation_fwd_kernel<double>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, act,
                  activation_coeffs<double>(p), n, static_cast<const double*>(x),
                  static_cast<double*>(y));
@@ -91,11 +90,11 @@ void activation_fwd(Activation act, Scalar t, const ActivationParams& p, int64_t
   }
 }
 
-void activation_bwd(Activation act, Scalar t, const ActivationParams& p, int64_t n,
+void activation_bwd(Activation act, DType t, const ActivationParams& p, int64_t n,
                     const void* saved, const void* dy, void* dx, gpu::Stream stream) {
   check_float(t, "activation_bwd");
   if (n == 0) return;
-  if (t == Scalar::f64) {
+  if (t == DType::f64) {
     EMBER_LAUNCH(activation_bwd_kernel<double>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, act,
                  activation_coeffs<double>(p), n, static_cast<const double*>(saved),
                  static_cast<const double*>(dy), static_cast<double*>(dx));

@@ -2,7 +2,7 @@
 // part of one channel, a per-channel pass that merges the parts in order and works out the
 // coefficients, and an elementwise pass. Data are read as float4/double2 vectors when every
 // plane and pointer allows it, with several loads in flight per thread.
-#include "kernels/cuda/batch_norm.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 
@@ -16,9 +16,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::BatchNormParams;
-using gpu_types::BatchNormShape;
-using gpu_types::Scalar;
 using namespace detail;
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -324,6 +321,16 @@ __global__ void batch_norm_bwd_dx_kernel(BatchNormShape s, int64_t parts, const 
   }
 }
 
+// Each channel's N*S values are split into this many parts, one block each: enough blocks in
+// all to fill a large GPU, but at least ~2048 values per block.
+int64_t batch_norm_parts(const BatchNormShape& s) {
+  constexpr int64_t kMinPerBlock = 2048, kTargetBlocks = 2048;
+  const int64_t by_size = (s.n * s.s + kMinPerBlock - 1) / kMinPerBlock;
+  const int64_t by_grid = s.c > 0 ? (kTargetBlocks + s.c - 1) / s.c : 1;
+  const int64_t parts = by_size < by_grid ? by_size : by_grid;
+  return parts < 1 ? 1 : parts;
+}
+
 // The launch shape of the per-(channel, part) kernels: threads enough for a part's vectors
 // (a multiple of 32, at most kBlock).
 struct PartLaunch {
@@ -331,7 +338,7 @@ struct PartLaunch {
   dim3 grid, block;
 };
 PartLaunch part_launch(const BatchNormShape& s, int v) {
-  const int64_t parts = gpu_types::batch_norm_parts(s);
+  const int64_t parts = batch_norm_parts(s);
   const int64_t per_part = (s.n * (s.s / v) + parts - 1) / parts;
   int threads = 32;
   while (threads < kBlock && threads < per_part) threads *= 2;
@@ -383,7 +390,12 @@ void bwd_t(const BatchNormShape& s, bool training, const T* x, const T* dy, cons
 
 }  // namespace
 
-void batch_norm_fwd(Scalar t, const BatchNormShape& s, const BatchNormParams& p, const void* x,
+// Three partial statistics per part of each channel and four per-channel coefficients.
+size_t batch_norm_workspace_bytes(const BatchNormShape& s) {
+  return static_cast<size_t>(s.c * (3 * batch_norm_parts(s) + 4)) * sizeof(double);
+}
+
+void batch_norm_fwd(DType t, const BatchNormShape& s, const BatchNormParams& p, const void* x,
                     const void* weight, const void* bias, void* running_mean, void* running_var,
                     void* y, void* save_mean, void* save_invstd, double* workspace,
                     gpu::Stream stream) {
@@ -404,7 +416,7 @@ void batch_norm_fwd(Scalar t, const BatchNormShape& s, const BatchNormParams& p,
   });
 }
 
-void batch_norm_bwd(Scalar t, const BatchNormShape& s, bool training, const void* x, const void* dy,
+void batch_norm_bwd(DType t, const BatchNormShape& s, bool training, const void* x, const void* dy,
                     const void* weight, const void* save_mean, const void* save_invstd, void* dx,
                     void* dweight, void* dbias, double* workspace, gpu::Stream stream) {
   dispatch_float(t, "batch_norm_backward", [&](auto z) {

@@ -3,13 +3,12 @@
 // every sum is fixed. Offsets are 64-bit: a tensor may hold more than 2^31 elements.
 #include "kernels/conv2d_direct_math.h"
 #include "kernels/cuda/compat.h"
-#include "kernels/cuda/conv2d_direct.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/cuda/device_utils.cuh"
 
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
 using namespace detail;
 
 template <typename T>
@@ -51,7 +50,7 @@ __global__ void __launch_bounds__(kBlock)
 
 }  // namespace
 
-void conv2d_fwd_direct(Scalar t, const ConvShape& s, const void* x, const void* w, const void* bias,
+void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
                        void* y, gpu::Stream stream) {
   dispatch_float(t, "conv2d_fwd_direct", [&](auto z) {
     using T = decltype(z);
@@ -63,7 +62,7 @@ void conv2d_fwd_direct(Scalar t, const ConvShape& s, const void* x, const void* 
   });
 }
 
-void conv2d_bwd_data_direct(Scalar t, const ConvShape& s, const void* dy, const void* w, void* dx,
+void conv2d_bwd_data_direct(DType t, const ConvShape& s, const void* dy, const void* w, void* dx,
                             gpu::Stream stream) {
   dispatch_float(t, "conv2d_bwd_data_direct", [&](auto z) {
     using T = decltype(z);
@@ -74,7 +73,7 @@ void conv2d_bwd_data_direct(Scalar t, const ConvShape& s, const void* dy, const 
   });
 }
 
-void conv2d_bwd_filter_direct(Scalar t, const ConvShape& s, const void* dy, const void* x, void* dw,
+void conv2d_bwd_filter_direct(DType t, const ConvShape& s, const void* dy, const void* x, void* dw,
                               gpu::Stream stream) {
   dispatch_float(t, "conv2d_bwd_filter_direct", [&](auto z) {
     using T = decltype(z);

@@ -26,7 +26,7 @@
 // thread follows its (channel, r, s) or (n, p, q) position incrementally: no division in the
 // main loop except the stride test of backward-data with stride > 1. Offsets are 64-bit.
 #include "kernels/cuda/compat.h"
-#include "kernels/cuda/conv2d_implicit_gemm.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/cuda/device_utils.cuh"
 
 #include <stdexcept>
@@ -36,7 +36,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
 using namespace detail;
 
 constexpr int kBK = 8, kPad = 4;
@@ -407,8 +406,8 @@ __global__ void __launch_bounds__(kBlock)
 
 // --- launchers ------------------------------------------------------------------------------
 
-void check_scalar(Scalar t, const char* op) {
-  if (t != Scalar::f32 && t != Scalar::f64)
+void check_scalar(DType t, const char* op) {
+  if (t != DType::f32 && t != DType::f64)
     throw std::invalid_argument(std::string(op) + ": only float32 and float64 kernels exist");
 }
 
@@ -542,8 +541,14 @@ int wgrad_splits(const ConvShape& s, bool f64) {
 
 }  // namespace
 
-void conv2d_fwd_implicit_gemm(Scalar t, const ConvShape& s, const void* x, const void* w,
-                              const void* bias, void* y, gpu::Stream stream) {
+bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, const char** why) {
+  if (t == DType::f32 || t == DType::f64) return true;
+  if (why) *why = "the GPU implicit-GEMM kernels exist for float32 and float64 only";
+  return false;
+}
+
+void conv2d_fwd_implicit_gemm(DType t, const ConvShape& s, const void* x, const void* w,
+                              const void* bias, void* y, void*, size_t, gpu::Stream stream) {
   check_scalar(t, "conv2d_fwd_implicit_gemm");
   GatherGemm g = gather_common(s);
   g.m = s.n * s.oh * s.ow, g.mh = s.oh, g.mw = s.ow;
@@ -551,14 +556,14 @@ void conv2d_fwd_implicit_gemm(Scalar t, const ConvShape& s, const void* x, const
   g.a_channels = s.c, g.ah = s.h, g.aw = s.w, g.out_channels = s.k;
   g.b_a = s.r * s.s, g.b_j = int64_t(g.ca) * s.r * s.s;
   if (g.m == 0 || g.cols == 0) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     launch_gather<float, false>(g, x, w, bias, y, stream);
   else
     launch_gather<double, false>(g, x, w, bias, y, stream);
 }
 
-void conv2d_bwd_data_implicit_gemm(Scalar t, const ConvShape& s, const void* dy, const void* w,
-                                   void* dx, gpu::Stream stream) {
+void conv2d_bwd_data_implicit_gemm(DType t, const ConvShape& s, const void* dy, const void* w,
+                                   void* dx, void*, size_t, gpu::Stream stream) {
   check_scalar(t, "conv2d_bwd_data_implicit_gemm");
   GatherGemm g = gather_common(s);
   g.m = s.n * s.h * s.w, g.mh = s.h, g.mw = s.w;
@@ -566,20 +571,22 @@ void conv2d_bwd_data_implicit_gemm(Scalar t, const ConvShape& s, const void* dy,
   g.a_channels = s.k, g.ah = s.oh, g.aw = s.ow, g.out_channels = s.c;
   g.b_a = int64_t(g.cols) * s.r * s.s, g.b_j = s.r * s.s;
   if (g.m == 0 || g.cols == 0) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     launch_gather<float, true>(g, dy, w, nullptr, dx, stream);
   else
     launch_gather<double, true>(g, dy, w, nullptr, dx, stream);
 }
 
-size_t conv2d_implicit_gemm_workspace(Scalar t, const ConvShape& s) {
-  const int splits = wgrad_splits(s, t == Scalar::f64);
+// Only the filter gradient needs scratch memory: its split-K partial sums.
+size_t conv2d_implicit_gemm_workspace_bytes(DType t, const ConvShape& s, ConvDirection d) {
+  if (d != ConvDirection::backward_filter) return 0;
+  const int splits = wgrad_splits(s, t == DType::f64);
   if (splits == 1) return 0;
-  const size_t item = t == Scalar::f64 ? sizeof(double) : sizeof(float);
+  const size_t item = t == DType::f64 ? sizeof(double) : sizeof(float);
   return size_t(splits) * size_t(s.k * (s.c / s.groups) * s.r * s.s) * item;
 }
 
-void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* dy, const void* x,
+void conv2d_bwd_filter_implicit_gemm(DType t, const ConvShape& s, const void* dy, const void* x,
                                      void* dw, void* workspace, size_t ws_bytes,
                                      gpu::Stream stream) {
   check_scalar(t, "conv2d_bwd_filter_implicit_gemm");
@@ -589,16 +596,16 @@ void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* d
   g.sh = int(s.stride_h), g.sw = int(s.stride_w), g.ph = int(s.pad_h), g.pw = int(s.pad_w);
   g.dh = int(s.dil_h), g.dw = int(s.dil_w);
   g.groups = int(s.groups);
-  g.splits = wgrad_splits(s, t == Scalar::f64);
+  g.splits = wgrad_splits(s, t == DType::f64);
   g.part_size = s.k * g.cg * s.r * s.s;
   if (g.part_size == 0) return;
   const int64_t total = s.n * s.oh * s.ow;
   g.chunk = ((total + g.splits - 1) / g.splits + kBK - 1) / kBK * kBK;
-  if (ws_bytes < conv2d_implicit_gemm_workspace(t, s))
+  if (ws_bytes < conv2d_implicit_gemm_workspace_bytes(t, s, ConvDirection::backward_filter))
     throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
   void* out = g.splits > 1 ? workspace : dw;
   const int64_t rows = int64_t(g.cg) * s.r * s.s;
-  const TileChoice tile = wgrad_tile(rows, g.kg, t == Scalar::f64);
+  const TileChoice tile = wgrad_tile(rows, g.kg, t == DType::f64);
   const dim3 grid = gemm_grid(tile, rows, g.kg, int64_t(g.groups) * g.splits);
   auto run = [&](auto zero) {
     using T = decltype(zero);
@@ -618,7 +625,7 @@ void conv2d_bwd_filter_implicit_gemm(Scalar t, const ConvShape& s, const void* d
       EMBER_LAUNCH(conv2d_wgrad_reduce_kernel<T>, dim3(blocks_for(g.part_size)), dim3(kBlock), 0,
                    stream, g.splits, g.part_size, static_cast<const T*>(out), static_cast<T*>(dw));
   };
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     run(float(0));
   else
     run(double(0));

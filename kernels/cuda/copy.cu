@@ -1,15 +1,14 @@
 // Strided copy with dtype conversion: one grid-stride kernel per (destination, source) type pair.
 #include "kernels/cuda/compat.h"
-#include "kernels/cuda/copy.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/cuda/device_utils.cuh"
 
+#include <stdexcept>
 #include <type_traits>
 
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
-using gpu_types::StridedIndex;
 using namespace detail;
 
 // Note [Float to narrow integer casts]: converting a float outside the target's range (-3.0f to
@@ -46,45 +45,51 @@ void launch(const StridedIndex<2>& s, int64_t n, void* dst, const void* src, gpu
 }
 
 template <typename D>
-void launch_from(Scalar src_t, const StridedIndex<2>& s, int64_t n, void* dst, const void* src,
+void launch_from(DType src_t, const StridedIndex<2>& s, int64_t n, void* dst, const void* src,
                  gpu::Stream stream) {
   switch (src_t) {
-    case Scalar::f32:
+    case DType::f32:
       return launch<D, float>(s, n, dst, src, stream);
-    case Scalar::f64:
+    case DType::f64:
       return launch<D, double>(s, n, dst, src, stream);
-    case Scalar::i32:
+    case DType::i32:
       return launch<D, int32_t>(s, n, dst, src, stream);
-    case Scalar::i64:
+    case DType::i64:
       return launch<D, int64_t>(s, n, dst, src, stream);
-    case Scalar::u8:
+    case DType::u8:
       return launch<D, uint8_t>(s, n, dst, src, stream);
-    case Scalar::b8:
+    case DType::b8:
       return launch<D, bool>(s, n, dst, src, stream);
+    default:
+      break;
   }
+  throw std::invalid_argument("copy_strided: no GPU copy kernel reads float16 or bfloat16");
 }
 
 }  // namespace
 
-void copy_strided(Scalar dst_t, Scalar src_t, const StridedIndex<2>& index, void* dst,
+void copy_strided(DType dst_t, DType src_t, const StridedIndex<2>& index, void* dst,
                   const void* src, gpu::Stream stream) {
   int64_t n = 1;
   for (int d = 0; d < index.ndim; ++d) n *= index.sizes[d];
   if (n == 0) return;
   switch (dst_t) {
-    case Scalar::f32:
+    case DType::f32:
       return launch_from<float>(src_t, index, n, dst, src, stream);
-    case Scalar::f64:
+    case DType::f64:
       return launch_from<double>(src_t, index, n, dst, src, stream);
-    case Scalar::i32:
+    case DType::i32:
       return launch_from<int32_t>(src_t, index, n, dst, src, stream);
-    case Scalar::i64:
+    case DType::i64:
       return launch_from<int64_t>(src_t, index, n, dst, src, stream);
-    case Scalar::u8:
+    case DType::u8:
       return launch_from<uint8_t>(src_t, index, n, dst, src, stream);
-    case Scalar::b8:
+    case DType::b8:
       return launch_from<bool>(src_t, index, n, dst, src, stream);
+    default:
+      break;
   }
+  throw std::invalid_argument("copy_strided: no GPU copy kernel writes float16 or bfloat16");
 }
 
 }  // namespace ember::kernels::EMBER_KERNEL_NS

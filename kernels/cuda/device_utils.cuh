@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/gpu_types.cuh"
+#include "kernels/kernel_table.h"
 
 namespace ember::kernels::EMBER_KERNEL_NS::detail {
 
@@ -36,9 +36,9 @@ inline unsigned blocks_for(int64_t n, int block = kBlock) {
 // Calls f(T{}) with T the element type of t, float or double; std::invalid_argument naming `op`
 // for any other dtype.
 template <typename F>
-void dispatch_float(gpu_types::Scalar t, const char* op, F&& f) {
-  if (t == gpu_types::Scalar::f32) return f(float{});
-  if (t == gpu_types::Scalar::f64) return f(double{});
+void dispatch_float(DType t, const char* op, F&& f) {
+  if (t == DType::f32) return f(float{});
+  if (t == DType::f64) return f(double{});
   throw std::invalid_argument(std::string(op) + ": kernels exist for float32 and float64 only");
 }
 
@@ -51,7 +51,7 @@ __device__ __forceinline__ int64_t grid_threads() {
 
 // Element offsets of each operand at row-major position `i` of the iteration space.
 template <int N>
-__device__ __forceinline__ void strided_offsets(const gpu_types::StridedIndex<N>& s, int64_t i,
+__device__ __forceinline__ void strided_offsets(const StridedIndex<N>& s, int64_t i,
                                                 int64_t (&off)[N]) {
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = s.ndim - 1; d >= 0; --d) {

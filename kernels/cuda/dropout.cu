@@ -3,7 +3,7 @@
 // iteration per thread).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dropout.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/dropout_math.h"
 
 #include <stdexcept>
@@ -12,7 +12,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
 using namespace detail;
 
 template <typename T>
@@ -33,7 +32,7 @@ __global__ void dropout_bwd_kernel(int64_t n, T scale, const bool* __restrict__ 
 
 }  // namespace
 
-void dropout_fwd(Scalar t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
+void dropout_fwd(DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale,
                  const void* x, bool* mask, void* y, gpu::Stream stream) {
   dispatch_float(t, "dropout_fwd", [&](auto zero) {
     using T = decltype(zero);
@@ -44,7 +43,7 @@ void dropout_fwd(Scalar t, int64_t n, uint64_t seed, uint64_t offset, double p, 
   });
 }
 
-void dropout_bwd(Scalar t, int64_t n, double scale, const bool* mask, const void* dy, void* dx,
+void dropout_bwd(DType t, int64_t n, double scale, const bool* mask, const void* dy, void* dx,
                  gpu::Stream stream) {
   dispatch_float(t, "dropout_bwd", [&](auto zero) {
     using T = decltype(zero);

@@ -3,7 +3,7 @@
 // types: float32, float64, int32, int64.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/elementwise.cuh"
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 #include <limits>
@@ -14,10 +14,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::BinaryOp;
-using gpu_types::Scalar;
-using gpu_types::StridedIndex;
-using gpu_types::UnaryOp;
 using namespace detail;
 
 template <typename T>
@@ -177,12 +173,12 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 // Calls f(T{}) for the element type t.
 template <typename F>
-void dispatch(Scalar t, const char* what, F&& f) {
+void dispatch(DType t, const char* what, F&& f) {
   switch (t) {
-    case Scalar::f32: return f(float{});
-    case Scalar::f64: return f(double{});
-    case Scalar::i32: return f(int32_t{});
-    case Scalar::i64: return f(int64_t{});
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::i32: return f(int32_t{});
+    case DType::i64: return f(int64_t{});
     default: break;
   }
   throw std::invalid_argument(std::string(what) +
@@ -207,7 +203,7 @@ T clamp_bound(double v, bool lower) {
 template <typename T>
 void binary_contiguous_t(BinaryOp op, int64_t n, void* out, const T* a, const T* b,
                          gpu::Stream stream) {
-  if (gpu_types::is_comparison(op)) {
+  if (is_comparison(op)) {
     auto* k = &binary_contiguous_kernel<T, bool>;
     EMBER_LAUNCH(k, dim3(blocks_for(n)), dim3(kBlock), 0, stream, op, n, static_cast<bool*>(out),
                  a, b);
@@ -228,7 +224,7 @@ void binary_contiguous_t(BinaryOp op, int64_t n, void* out, const T* a, const T*
 template <typename T>
 void binary_strided_t(BinaryOp op, const StridedIndex<2>& s, int64_t n, void* out, const T* a,
                       const T* b, gpu::Stream stream) {
-  if (gpu_types::is_comparison(op)) {
+  if (is_comparison(op)) {
     auto* k = &binary_strided_kernel<T, bool>;
     EMBER_LAUNCH(k, dim3(blocks_for(n)), dim3(kBlock), 0, stream, op, s, n,
                  static_cast<bool*>(out), a, b);
@@ -255,7 +251,7 @@ void unary_contiguous_t(UnaryOp op, T lo, T hi, int64_t n, T* out, const T* a,
 
 }  // namespace
 
-void binary_contiguous(BinaryOp op, Scalar t, int64_t n, void* out, const void* a, const void* b,
+void binary_contiguous(BinaryOp op, DType t, int64_t n, void* out, const void* a, const void* b,
                        gpu::Stream stream) {
   dispatch(t, "binary_contiguous", [&](auto zero) {
     using T = decltype(zero);
@@ -265,7 +261,7 @@ void binary_contiguous(BinaryOp op, Scalar t, int64_t n, void* out, const void* 
   });
 }
 
-void binary_strided(BinaryOp op, Scalar t, const StridedIndex<2>& index, void* out, const void* a,
+void binary_strided(BinaryOp op, DType t, const StridedIndex<2>& index, void* out, const void* a,
                     const void* b, gpu::Stream stream) {
   dispatch(t, "binary_strided", [&](auto zero) {
     using T = decltype(zero);
@@ -276,8 +272,9 @@ void binary_strided(BinaryOp op, Scalar t, const StridedIndex<2>& index, void* o
   });
 }
 
-void unary_contiguous(UnaryOp op, Scalar t, double lo, double hi, int64_t n, void* out,
+void unary_contiguous(UnaryOp op, DType t, const UnaryParams& p, int64_t n, void* out,
                       const void* a, gpu::Stream stream) {
+  const double lo = p.lo, hi = p.hi;
   dispatch(t, "unary_contiguous", [&](auto zero) {
     using T = decltype(zero);
     if (n > 0)
@@ -286,8 +283,9 @@ void unary_contiguous(UnaryOp op, Scalar t, double lo, double hi, int64_t n, voi
   });
 }
 
-void unary_strided(UnaryOp op, Scalar t, double lo, double hi, const StridedIndex<1>& index,
+void unary_strided(UnaryOp op, DType t, const UnaryParams& p, const StridedIndex<1>& index,
                    void* out, const void* a, gpu::Stream stream) {
+  const double lo = p.lo, hi = p.hi;
   dispatch(t, "unary_strided", [&](auto zero) {
     using T = decltype(zero);
     const int64_t n = count(index);
@@ -298,7 +296,7 @@ void unary_strided(UnaryOp op, Scalar t, double lo, double hi, const StridedInde
   });
 }
 
-void where_strided(Scalar t, const StridedIndex<3>& index, void* out, const bool* cond,
+void where_strided(DType t, const StridedIndex<3>& index, void* out, const bool* cond,
                    const void* a, const void* b, gpu::Stream stream) {
   dispatch(t, "where_strided", [&](auto zero) {
     using T = decltype(zero);

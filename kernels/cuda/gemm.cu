@@ -27,7 +27,7 @@
 // - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the 65535 limit.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/gemm.cuh"
+#include "kernels/kernel_table.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -35,8 +35,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::GemmShape;
-using gpu_types::Scalar;
 using namespace detail;
 
 constexpr int kBM = 64, kBN = 64, kBK = 16;
@@ -293,7 +291,7 @@ __global__ void __launch_bounds__(kFastThreads, kFastMinBlocks)
 // Reads one operand as an R x K matrix for the fast kernel: false unless a matrix dim has unit
 // stride. Size-1 dims get stride 0 (only index 0 is read), so they never block the fast path.
 bool fast_operand(const void* base, int64_t rows, int64_t r_stride, int64_t k, int64_t k_stride,
-                  const gpu_types::StridedIndex<2>& batch, int which, FastOperand& op,
+                  const StridedIndex<2>& batch, int which, FastOperand& op,
                   bool& along_r) {
   op.r_stride = rows == 1 ? 0 : r_stride;
   op.k_stride = k == 1 ? 0 : k_stride;
@@ -355,12 +353,12 @@ bool gemm_f32_fast(const GemmShape& s, const float* a, const float* b, float* c,
 
 }  // namespace
 
-void gemm_batched(Scalar t, const GemmShape& s, const void* a, const void* b, void* c,
+void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, void* c,
                   gpu::Stream stream) {
-  if (t != Scalar::f32 && t != Scalar::f64)
+  if (t != DType::f32 && t != DType::f64)
     throw std::invalid_argument("gemm_batched: only float32 and float64 kernels exist");
   if (s.m == 0 || s.n == 0 || s.batch == 0) return;
-  if (t == Scalar::f32 &&
+  if (t == DType::f32 &&
       gemm_f32_fast(s, static_cast<const float*>(a), static_cast<const float*>(b),
                     static_cast<float*>(c), stream))
     return;
@@ -369,7 +367,7 @@ void gemm_batched(Scalar t, const GemmShape& s, const void* a, const void* b, vo
                   static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
                   static_cast<unsigned>(s.batch < kMaxGridYZ ? s.batch : kMaxGridYZ));
   const dim3 block(kThreadsX, kThreadsY);
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     EMBER_LAUNCH(gemm_tiled_kernel<float>, grid, block, 0, stream, s, static_cast<const float*>(a),
                  static_cast<const float*>(b), static_cast<float*>(c));
   else

@@ -3,7 +3,7 @@
 // the gradients are grid-stride loops; a reduced loss sums per-position doubles in one block.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/loss.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/cuda/row_reduce.cuh"
 
 #include <cmath>
@@ -13,12 +13,10 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::NllDims;
-using gpu_types::Scalar;
 using namespace detail;
 
-// The loss at one position from lp[target] and sum_k lp[k] (kernels/cpu/loss's formula).
-__device__ __forceinline__ double nll_value(const NllDims& d, int64_t t, double lp_t,
+// The loss at one position from lp[target] and sum_k lp[k] (kernels/cpu/loss.cpp's formula).
+__device__ __forceinline__ double nll_value(const NllShape& d, int64_t t, double lp_t,
                                             double lp_sum) {
   if (t == d.ignore_index) return 0.0;
   double l = -(1 - d.smoothing) * lp_t;
@@ -34,7 +32,7 @@ __device__ __forceinline__ void store_loss(int64_t p, double l, T* loss, double*
 
 // s == 1: row r holds the c logits of position r.
 template <typename T, bool kWarp>
-__global__ void cross_entropy_fwd_rows_kernel(NllDims d, const T* __restrict__ x,
+__global__ void cross_entropy_fwd_rows_kernel(NllShape d, const T* __restrict__ x,
                                               const int64_t* __restrict__ target,
                                               T* __restrict__ lp, T* __restrict__ loss,
                                               double* __restrict__ acc) {
@@ -67,7 +65,7 @@ __global__ void cross_entropy_fwd_rows_kernel(NllDims d, const T* __restrict__ x
 
 // s > 1: one thread per position p = i * s + j, walking its class column with stride s.
 template <typename T>
-__global__ void cross_entropy_fwd_cols_kernel(NllDims d, const T* __restrict__ x,
+__global__ void cross_entropy_fwd_cols_kernel(NllShape d, const T* __restrict__ x,
                                               const int64_t* __restrict__ target,
                                               T* __restrict__ lp, T* __restrict__ loss,
                                               double* __restrict__ acc) {
@@ -94,7 +92,7 @@ __global__ void cross_entropy_fwd_cols_kernel(NllDims d, const T* __restrict__ x
 }
 
 template <typename T>
-__global__ void nll_fwd_kernel(NllDims d, const T* __restrict__ lp,
+__global__ void nll_fwd_kernel(NllShape d, const T* __restrict__ lp,
                                const int64_t* __restrict__ target, T* __restrict__ loss,
                                double* __restrict__ acc) {
   const int64_t c = d.c, st = d.s, positions = d.n * d.s;
@@ -114,7 +112,7 @@ __global__ void nll_fwd_kernel(NllDims d, const T* __restrict__ lp,
 
 // One thread per element of dx [n, c, s].
 template <typename T>
-__global__ void nll_bwd_kernel(NllDims d, bool fused, const T* __restrict__ lp,
+__global__ void nll_bwd_kernel(NllShape d, bool fused, const T* __restrict__ lp,
                                const int64_t* __restrict__ target, const T* __restrict__ grad,
                                int64_t gstride, double scale, T* __restrict__ dx) {
   const int64_t c = d.c, st = d.s, total = d.n * d.c * d.s;
@@ -174,9 +172,21 @@ void sum_doubles(int64_t n, const double* v, double divisor, void* total, gpu::S
                static_cast<T*>(total));
 }
 
+// Partial sums of a reduced mse_loss: one per block.
+constexpr int64_t kMsePartials = 256;
+
 }  // namespace
 
-void cross_entropy_fwd(Scalar t, const NllDims& d, const void* logits, const int64_t* target,
+// One double per position, summed in a fixed order by one block.
+size_t nll_workspace_bytes(const NllShape& s) {
+  return static_cast<size_t>(s.n * s.s) * sizeof(double);
+}
+
+size_t mse_workspace_bytes(int64_t) {
+  return kMsePartials * sizeof(double);
+}
+
+void cross_entropy_fwd(DType t, const NllShape& d, const void* logits, const int64_t* target,
                        void* log_probs, void* loss, double* scratch, double divisor, void* total,
                        gpu::Stream stream) {
   dispatch_float(t, "cross_entropy_fwd", [&](auto zero) {
@@ -202,7 +212,7 @@ void cross_entropy_fwd(Scalar t, const NllDims& d, const void* logits, const int
   });
 }
 
-void nll_fwd(Scalar t, const NllDims& d, const void* log_probs, const int64_t* target, void* loss,
+void nll_fwd(DType t, const NllShape& d, const void* log_probs, const int64_t* target, void* loss,
              double* scratch, double divisor, void* total, gpu::Stream stream) {
   dispatch_float(t, "nll_fwd", [&](auto zero) {
     using T = decltype(zero);
@@ -215,7 +225,7 @@ void nll_fwd(Scalar t, const NllDims& d, const void* log_probs, const int64_t* t
   });
 }
 
-void nll_bwd(Scalar t, const NllDims& d, bool fused, const void* log_probs, const int64_t* target,
+void nll_bwd(DType t, const NllShape& d, bool fused, const void* log_probs, const int64_t* target,
              const void* grad, int64_t grad_stride, double scale, void* dx, gpu::Stream stream) {
   dispatch_float(t, "nll_bwd", [&](auto zero) {
     using T = decltype(zero);
@@ -227,14 +237,14 @@ void nll_bwd(Scalar t, const NllDims& d, bool fused, const void* log_probs, cons
   });
 }
 
-void mse_fwd(Scalar t, int64_t n, const void* x, const void* y, void* loss, double* scratch,
+void mse_fwd(DType t, int64_t n, const void* x, const void* y, void* loss, double* scratch,
              double divisor, void* total, gpu::Stream stream) {
   dispatch_float(t, "mse_fwd", [&](auto zero) {
     using T = decltype(zero);
     const unsigned blocks = n == 0 ? 0
-                            : blocks_for(n) < gpu_types::kMsePartials
+                            : blocks_for(n) < kMsePartials
                                 ? blocks_for(n)
-                                : static_cast<unsigned>(gpu_types::kMsePartials);
+                                : static_cast<unsigned>(kMsePartials);
     if (blocks > 0)
       EMBER_LAUNCH(mse_fwd_kernel<T>, dim3(blocks), dim3(kBlock), 0, stream, n,
                    static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(loss),
@@ -243,7 +253,7 @@ void mse_fwd(Scalar t, int64_t n, const void* x, const void* y, void* loss, doub
   });
 }
 
-void mse_bwd(Scalar t, int64_t n, const void* x, const void* y, const void* grad,
+void mse_bwd(DType t, int64_t n, const void* x, const void* y, const void* grad,
              int64_t grad_stride, double scale, void* dx, gpu::Stream stream) {
   dispatch_float(t, "mse_bwd", [&](auto zero) {
     using T = decltype(zero);

@@ -1,7 +1,7 @@
 // Fused SGD and Adam/AdamW updates: grid-stride loops, one read and one write of each buffer.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/optim.cuh"
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -10,7 +10,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
 using namespace detail;
 
 // The scalar factors of an update, rounded to T once on the host (as the CPU kernels do).
@@ -60,7 +59,7 @@ __global__ void adam_step_kernel(AdamFactors<T> f, int64_t n, T* __restrict__ p,
 }
 
 template <typename T>
-void sgd_t(T* p, const T* g, T* buf, int64_t n, const gpu_types::SgdParams& s, gpu::Stream stream) {
+void sgd_t(T* p, const T* g, T* buf, int64_t n, const SgdParams& s, gpu::Stream stream) {
   const SgdFactors<T> f{static_cast<T>(s.lr),
                         static_cast<T>(s.weight_decay),
                         static_cast<T>(s.momentum),
@@ -73,7 +72,7 @@ void sgd_t(T* p, const T* g, T* buf, int64_t n, const gpu_types::SgdParams& s, g
 }
 
 template <typename T>
-void adam_t(T* p, const T* g, T* m, T* v, int64_t n, const gpu_types::AdamParams& s,
+void adam_t(T* p, const T* g, T* m, T* v, int64_t n, const AdamParams& s,
             gpu::Stream stream) {
   const double bc1 = 1.0 - std::pow(s.beta1, static_cast<double>(s.step));
   const double bc2 = 1.0 - std::pow(s.beta2, static_cast<double>(s.step));
@@ -91,18 +90,18 @@ void adam_t(T* p, const T* g, T* m, T* v, int64_t n, const gpu_types::AdamParams
   EMBER_LAUNCH(adam_step_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, f, n, p, g, m, v);
 }
 
-void require_float(Scalar t, const char* what) {
-  if (t != Scalar::f32 && t != Scalar::f64)
+void require_float(DType t, const char* what) {
+  if (t != DType::f32 && t != DType::f64)
     throw std::invalid_argument(std::string(what) + ": only float32 and float64 kernels exist");
 }
 
 }  // namespace
 
-void sgd_step(Scalar t, void* p, const void* g, void* buf, int64_t n, const gpu_types::SgdParams& s,
+void sgd_step(DType t, void* p, const void* g, void* buf, int64_t n, const SgdParams& s,
               gpu::Stream stream) {
   require_float(t, "sgd_step");
   if (n == 0) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     sgd_t(static_cast<float*>(p), static_cast<const float*>(g), static_cast<float*>(buf), n, s,
           stream);
   else
@@ -110,11 +109,11 @@ void sgd_step(Scalar t, void* p, const void* g, void* buf, int64_t n, const gpu_
           stream);
 }
 
-void adam_step(Scalar t, void* p, const void* g, void* m, void* v, int64_t n,
-               const gpu_types::AdamParams& s, gpu::Stream stream) {
+void adam_step(DType t, void* p, const void* g, void* m, void* v, int64_t n,
+               const AdamParams& s, gpu::Stream stream) {
   require_float(t, "adam_step");
   if (n == 0) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     adam_t(static_cast<float*>(p), static_cast<const float*>(g), static_cast<float*>(m),
            static_cast<float*>(v), n, s, stream);
   else

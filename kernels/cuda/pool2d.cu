@@ -4,7 +4,7 @@
 // windows are kernels/pool_math.h's, which the CPU kernels share.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/pool2d.cuh"
+#include "kernels/kernel_table.h"
 #include "kernels/pool_math.h"
 
 #include <stdexcept>
@@ -13,7 +13,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
 using namespace detail;
 using pool_detail::max64;
 using pool_detail::min64;
@@ -57,7 +56,9 @@ __device__ void block_min_max(int64_t& lo, int64_t& hi) {
   __syncthreads();
 }
 
-// Workspace of max_pool2d_bwd, in int64 elements: see max_pool2d_bwd_workspace.
+// Workspace of max_pool2d_bwd (max_pool2d_bwd_workspace_bytes): the range of index rows
+// (columns) seen at each output row (column), and the range of output rows (columns) to visit
+// per input row (column).
 struct MaxBwdWorkspace {
   int64_t *row_lo, *row_hi, *col_lo, *col_hi;        // per output row / column: index rows / cols
   int64_t *first_oi, *last_oi, *first_oj, *last_oj;  // per input row / column: outputs to visit
@@ -204,7 +205,11 @@ __global__ void adaptive_avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict_
 
 }  // namespace
 
-void max_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, int64_t* idx,
+size_t max_pool2d_bwd_workspace_bytes(const PoolShape& s) {
+  return static_cast<size_t>(2 * (s.oh + s.ow + s.h + s.w)) * sizeof(int64_t);
+}
+
+void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t* idx,
                     gpu::Stream stream) {
   dispatch_float(t, "max_pool2d", [&](auto z) {
     using T = decltype(z);
@@ -215,7 +220,7 @@ void max_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, int64_
   });
 }
 
-void max_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,
+void max_pool2d_bwd(DType t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,
                     int64_t* workspace, gpu::Stream stream) {
   dispatch_float(t, "max_pool2d_backward", [&](auto z) {
     using T = decltype(z);
@@ -234,7 +239,7 @@ void max_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, const int64_t*
   });
 }
 
-void avg_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, gpu::Stream stream) {
+void avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, gpu::Stream stream) {
   dispatch_float(t, "avg_pool2d", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.oh * s.ow;
@@ -244,7 +249,7 @@ void avg_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y, gpu::S
   });
 }
 
-void avg_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, void* dx, gpu::Stream stream) {
+void avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, gpu::Stream stream) {
   dispatch_float(t, "avg_pool2d_backward", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.h * s.w;
@@ -254,7 +259,7 @@ void avg_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, void* dx, gpu:
   });
 }
 
-void adaptive_avg_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* y,
+void adaptive_avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y,
                              gpu::Stream stream) {
   dispatch_float(t, "adaptive_avg_pool2d", [&](auto z) {
     using T = decltype(z);
@@ -265,7 +270,7 @@ void adaptive_avg_pool2d_fwd(Scalar t, const PoolShape& s, const void* x, void* 
   });
 }
 
-void adaptive_avg_pool2d_bwd(Scalar t, const PoolShape& s, const void* dy, void* dx,
+void adaptive_avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx,
                              gpu::Stream stream) {
   dispatch_float(t, "adaptive_avg_pool2d_backward", [&](auto z) {
     using T = decltype(z);

@@ -2,7 +2,7 @@
 // CPU fills (runtime/rng.cpp), with rounding pinned where nvcc would otherwise contract to FMA.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/random.cuh"
+#include "kernels/kernel_table.h"
 
 #include <stdexcept>
 #include <string>
@@ -10,8 +10,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::RandomDist;
-using gpu_types::Scalar;
 using namespace detail;
 
 // a + b * c, rounded after the product and after the sum, as the CPU computes it (g++ does not
@@ -30,10 +28,10 @@ __global__ void random_fill_kernel(RandomDist dist, int64_t n, T* __restrict__ o
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     const uint64_t u = static_cast<uint64_t>(i);
     double v;
-    if (dist == RandomDist::uniform) {
+    if (dist == RandomDist::Uniform) {
       v = mul_add_rounded(a, b - a,
                           static_cast<double>(philox_uniform(philox_word(seed, offset, u))));
-    } else if (dist == RandomDist::bernoulli) {
+    } else if (dist == RandomDist::Bernoulli) {
       v = static_cast<double>(philox_uniform(philox_word(seed, offset, u))) < a ? 1.0 : 0.0;
     } else {
       const uint64_t base = u & ~uint64_t{1};
@@ -50,12 +48,12 @@ __global__ void random_fill_kernel(RandomDist dist, int64_t n, T* __restrict__ o
 
 }  // namespace
 
-void random_fill(RandomDist dist, Scalar t, int64_t n, void* out, uint64_t seed, uint64_t offset,
+void random_fill(RandomDist dist, DType t, int64_t n, void* out, uint64_t seed, uint64_t offset,
                  double a, double b, gpu::Stream stream) {
-  if (t != Scalar::f32 && t != Scalar::f64)
+  if (t != DType::f32 && t != DType::f64)
     throw std::invalid_argument("random_fill: only float32 and float64 kernels exist");
   if (n == 0) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     EMBER_LAUNCH(random_fill_kernel<float>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, dist, n,
                  static_cast<float*>(out), seed, offset, a, b);
   else

@@ -1,8 +1,9 @@
-// Row reductions: one block per output row (grid-stride over rows); each thread folds a strided
-// slice of the row, then warp shuffles and a shared-memory stage combine the threads.
+// Reductions: one block per output element (grid-stride over them); each thread folds every
+// blockDim.x-th element of that output's reduced index space, read through the input's strides,
+// then warp shuffles and a shared-memory stage combine the threads.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/reduce.cuh"
+#include "kernels/kernel_table.h"
 
 #include <stdexcept>
 #include <type_traits>
@@ -10,8 +11,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::ReduceOp;
-using gpu_types::Scalar;
 using namespace detail;
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -80,17 +79,39 @@ __device__ void block_extreme(bool is_max, T& best, int64_t& idx) {
 // Sums accumulate in double for floating T (as the CPU kernels do) and in int64 for integer
 // and bool T, whose sum is int64; extremes are compared in T, or in int64 for integer T (which
 // the warp shuffles move).
+// The input offset of output `row` (row-major over the kept dims) and of element i of its
+// reduced index space (row-major over the reduced dims).
+__device__ __forceinline__ int64_t kept_offset(const ReduceShape& s, int64_t row) {
+  int64_t off = 0;
+  for (int d = s.kept_ndim - 1; d >= 0; --d) {
+    off += (row % s.kept_sizes[d]) * s.kept_strides[d];
+    row /= s.kept_sizes[d];
+  }
+  return off;
+}
+__device__ __forceinline__ int64_t reduced_offset(const ReduceShape& s, int64_t i) {
+  if (s.reduced_ndim == 1) return i * s.reduced_strides[0];
+  int64_t off = 0;
+  for (int d = s.reduced_ndim - 1; d >= 0; --d) {
+    off += (i % s.reduced_sizes[d]) * s.reduced_strides[d];
+    i /= s.reduced_sizes[d];
+  }
+  return off;
+}
+
 template <typename T>
-__global__ void reduce_rows_kernel(ReduceOp op, int64_t rows, int64_t n, int64_t correction,
-                                   const T* __restrict__ in, void* __restrict__ out) {
+__global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int64_t n,
+                              const T* __restrict__ in, void* __restrict__ out) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
   using Acc = std::conditional_t<kFloat, double, int64_t>;
   using V = std::conditional_t<kFloat, T, int64_t>;
+  const int64_t correction = shape.correction;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* x = in + row * n;
+    const T* base = in + kept_offset(shape, row);
+    auto x = [&](int64_t i) { return base[reduced_offset(shape, i)]; };
     if (op == ReduceOp::sum || op == ReduceOp::mean || op == ReduceOp::var || op == ReduceOp::std) {
       Acc s = 0;
-      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<Acc>(x[i]);
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<Acc>(x(i));
       s = block_sum(s);
       if constexpr (kFloat) {
         double r = op == ReduceOp::sum ? s : s / static_cast<double>(n);
@@ -98,7 +119,7 @@ __global__ void reduce_rows_kernel(ReduceOp op, int64_t rows, int64_t n, int64_t
           const double mean = r;
           double q = 0.0;
           for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-            const double d = static_cast<double>(x[i]) - mean;
+            const double d = static_cast<double>(x(i)) - mean;
             q += d * d;
           }
           q = block_sum(q);
@@ -115,7 +136,7 @@ __global__ void reduce_rows_kernel(ReduceOp op, int64_t rows, int64_t n, int64_t
       V best = V(0);
       int64_t idx = -1;
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-        const V v = static_cast<V>(x[i]);
+        const V v = static_cast<V>(x(i));
         if (better(is_max, v, i, best, idx)) best = v, idx = i;
       }
       block_extreme(is_max, best, idx);
@@ -130,39 +151,42 @@ __global__ void reduce_rows_kernel(ReduceOp op, int64_t rows, int64_t n, int64_t
 }
 
 template <typename T>
-void launch(ReduceOp op, int64_t rows, int64_t n, int64_t correction, const void* in, void* out,
+void launch(ReduceOp op, const ReduceShape& s, int64_t rows, int64_t n, const void* in, void* out,
             gpu::Stream stream) {
   // Enough threads to cover short rows without idle warps, at most kBlock.
   int threads = 32;
   while (threads < kBlock && threads < n) threads *= 2;
   const dim3 grid(static_cast<unsigned>(rows < kMaxBlocks ? rows : kMaxBlocks));
-  EMBER_LAUNCH(reduce_rows_kernel<T>, grid, dim3(threads), 0, stream, op, rows, n, correction,
+  EMBER_LAUNCH(reduce_kernel<T>, grid, dim3(threads), 0, stream, op, s, rows, n,
                static_cast<const T*>(in), out);
 }
 
 }  // namespace
 
-void reduce_rows(ReduceOp op, Scalar t, int64_t rows, int64_t n, int64_t correction, const void* in,
-                 void* out, gpu::Stream stream) {
-  const bool floating = t == Scalar::f32 || t == Scalar::f64;
-  if (!floating && op != ReduceOp::sum && op != ReduceOp::amax && op != ReduceOp::amin &&
-      op != ReduceOp::argmax && op != ReduceOp::argmin)
-    throw std::invalid_argument("reduce_rows: mean, var and std need float32 or float64");
+void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out,
+            gpu::Stream stream) {
+  const bool floating = t == DType::f32 || t == DType::f64;
+  if (!floating && reduce_needs_floating(op))
+    throw std::invalid_argument("reduce: mean, var and std need float32 or float64");
+  const int64_t rows = s.kept_numel(), n = s.reduced_numel();
   if (rows == 0) return;
   switch (t) {
-    case Scalar::f32:
-      return launch<float>(op, rows, n, correction, in, out, stream);
-    case Scalar::f64:
-      return launch<double>(op, rows, n, correction, in, out, stream);
-    case Scalar::i32:
-      return launch<int32_t>(op, rows, n, correction, in, out, stream);
-    case Scalar::i64:
-      return launch<int64_t>(op, rows, n, correction, in, out, stream);
-    case Scalar::u8:
-      return launch<uint8_t>(op, rows, n, correction, in, out, stream);
-    case Scalar::b8:
-      return launch<bool>(op, rows, n, correction, in, out, stream);
+    case DType::f32:
+      return launch<float>(op, s, rows, n, in, out, stream);
+    case DType::f64:
+      return launch<double>(op, s, rows, n, in, out, stream);
+    case DType::i32:
+      return launch<int32_t>(op, s, rows, n, in, out, stream);
+    case DType::i64:
+      return launch<int64_t>(op, s, rows, n, in, out, stream);
+    case DType::u8:
+      return launch<uint8_t>(op, s, rows, n, in, out, stream);
+    case DType::b8:
+      return launch<bool>(op, s, rows, n, in, out, stream);
+    default:
+      break;
   }
+  throw std::invalid_argument("reduce: no GPU reduction kernel for float16 or bfloat16");
 }
 
 }  // namespace ember::kernels::EMBER_KERNEL_NS

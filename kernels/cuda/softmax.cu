@@ -5,7 +5,7 @@
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/row_reduce.cuh"
-#include "kernels/cuda/softmax.cuh"
+#include "kernels/kernel_table.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -13,8 +13,6 @@
 namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
-using gpu_types::Scalar;
-using gpu_types::SoftmaxDims;
 using namespace detail;
 
 // A row of only -inf has max -inf; 0 avoids inf - inf (the CPU kernels do the same).
@@ -65,7 +63,7 @@ __global__ void softmax_bwd_rows_kernel(int64_t rows, int64_t d, bool log, const
 
 // One thread per (outer, inner) column; element k of column (o, j) is at (o * d + k) * inner + j.
 template <typename T>
-__global__ void softmax_fwd_cols_kernel(SoftmaxDims s, bool log, const T* __restrict__ x,
+__global__ void softmax_fwd_cols_kernel(SoftmaxShape s, bool log, const T* __restrict__ x,
                                         T* __restrict__ y) {
   const int64_t d = s.dim, st = s.inner, cols = s.outer * s.inner;
   for (int64_t c = global_thread(); c < cols; c += grid_threads()) {
@@ -88,7 +86,7 @@ __global__ void softmax_fwd_cols_kernel(SoftmaxDims s, bool log, const T* __rest
 }
 
 template <typename T>
-__global__ void softmax_bwd_cols_kernel(SoftmaxDims s, bool log, const T* __restrict__ y,
+__global__ void softmax_bwd_cols_kernel(SoftmaxShape s, bool log, const T* __restrict__ y,
                                         const T* __restrict__ dy, T* __restrict__ dx) {
   const int64_t d = s.dim, st = s.inner, cols = s.outer * s.inner;
   for (int64_t c = global_thread(); c < cols; c += grid_threads()) {
@@ -107,7 +105,7 @@ __global__ void softmax_bwd_cols_kernel(SoftmaxDims s, bool log, const T* __rest
 }
 
 template <typename T>
-void fwd(const SoftmaxDims& s, bool log, const T* x, T* y, gpu::Stream stream) {
+void fwd(const SoftmaxShape& s, bool log, const T* x, T* y, gpu::Stream stream) {
   if (s.inner > 1) {
     EMBER_LAUNCH(softmax_fwd_cols_kernel<T>, dim3(blocks_for(s.outer * s.inner)), dim3(kBlock), 0,
                  stream, s, log, x, y);
@@ -123,7 +121,7 @@ void fwd(const SoftmaxDims& s, bool log, const T* x, T* y, gpu::Stream stream) {
 }
 
 template <typename T>
-void bwd(const SoftmaxDims& s, bool log, const T* y, const T* dy, T* dx, gpu::Stream stream) {
+void bwd(const SoftmaxShape& s, bool log, const T* y, const T* dy, T* dx, gpu::Stream stream) {
   if (s.inner > 1) {
     EMBER_LAUNCH(softmax_bwd_cols_kernel<T>, dim3(blocks_for(s.outer * s.inner)), dim3(kBlock), 0,
                  stream, s, log, y, dy, dx);
@@ -138,29 +136,29 @@ void bwd(const SoftmaxDims& s, bool log, const T* y, const T* dy, T* dx, gpu::St
   }
 }
 
-bool empty(const SoftmaxDims& s) {
+bool empty(const SoftmaxShape& s) {
   return s.outer * s.dim * s.inner == 0;
 }
 
 }  // namespace
 
-void softmax_fwd(Scalar t, const SoftmaxDims& dims, bool log, const void* x, void* y,
+void softmax_fwd(DType t, const SoftmaxShape& dims, bool log, const void* x, void* y,
                  gpu::Stream stream) {
   if (empty(dims)) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     return fwd(dims, log, static_cast<const float*>(x), static_cast<float*>(y), stream);
-  if (t == Scalar::f64)
+  if (t == DType::f64)
     return fwd(dims, log, static_cast<const double*>(x), static_cast<double*>(y), stream);
   throw std::invalid_argument("softmax_fwd: kernels exist for float32 and float64 only");
 }
 
-void softmax_bwd(Scalar t, const SoftmaxDims& dims, bool log, const void* y, const void* dy,
+void softmax_bwd(DType t, const SoftmaxShape& dims, bool log, const void* y, const void* dy,
                  void* dx, gpu::Stream stream) {
   if (empty(dims)) return;
-  if (t == Scalar::f32)
+  if (t == DType::f32)
     return bwd(dims, log, static_cast<const float*>(y), static_cast<const float*>(dy),
                static_cast<float*>(dx), stream);
-  if (t == Scalar::f64)
+  if (t == DType::f64)
     return bwd(dims, log, static_cast<const double*>(y), static_cast<const double*>(dy),
                static_cast<double*>(dx), stream);
   throw std::invalid_argument("softmax_bwd: kernels exist for float32 and float64 only");

@@ -19,7 +19,7 @@
 
 namespace ember::ops::cublas {
 
-namespace gt = kernels::gpu_types;
+using kernels::GemmShape;
 
 namespace {
 
@@ -123,7 +123,7 @@ struct Plan {
   int64_t lda, ldb, stride_a = 0, stride_b = 0;
 };
 
-bool make_plan(const gt::GemmShape& s, Plan& p) {
+bool make_plan(const GemmShape& s, Plan& p) {
   if (!as_column_major(s.m, s.k, s.a_row, s.a_col, p.op_a, p.lda)) return false;
   if (!as_column_major(s.k, s.n, s.b_row, s.b_col, p.op_b, p.ldb)) return false;
   if (s.batch_index.ndim > 1) return false;
@@ -138,18 +138,18 @@ bool make_plan(const gt::GemmShape& s, Plan& p) {
 
 }  // namespace
 
-bool gemm_supported(const gt::GemmShape& shape) {
+bool gemm_supported(const GemmShape& shape) {
   Plan p;
   return make_plan(shape, p);
 }
 
-void gemm_batched(gt::Scalar t, const gt::GemmShape& s, const void* a, const void* b, void* c,
+void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, void* c,
                   int device, gpu::Stream stream) {
   Plan p;
   EMBER_CHECK_VALUE(make_plan(s, p),
                     "cublas gemm: operand layout not supported (check "
                     "gemm_supported first)");
-  EMBER_CHECK_DTYPE(t == gt::Scalar::f32 || t == gt::Scalar::f64,
+  EMBER_CHECK_DTYPE(t == DType::f32 || t == DType::f64,
                     "cublas gemm: expected float32 or float64");
   if (s.m == 0 || s.n == 0 || s.batch == 0) return;
   DeviceScope scope(device);
@@ -167,7 +167,7 @@ void gemm_batched(gt::Scalar t, const gt::GemmShape& s, const void* a, const voi
   const int lda = static_cast<int>(p.ldb), ldb = static_cast<int>(p.lda), ldc = m;
   const long long sa = p.stride_b, sb = p.stride_a, sc = static_cast<long long>(s.m) * s.n;
   const int batch = static_cast<int>(s.batch);
-  if (t == gt::Scalar::f32) {
+  if (t == DType::f32) {
     const float one = 1, zero = 0;
     EMBER_CUBLAS_CHECK(
         cublasSgemmStridedBatched(h, p.op_b, p.op_a, m, n, k, &one, static_cast<const float*>(b),

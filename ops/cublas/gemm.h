@@ -3,7 +3,8 @@
 // (EMBER_HAVE_CUBLAS in ember/build_config.h); ops/matmul.cpp decides when to call it.
 #pragma once
 
-#include "kernels/cuda/gpu_types.cuh"
+#include "kernels/gemm_shape.h"
+#include "runtime/dtype.h"
 #include "runtime/gpu.h"
 
 namespace ember::ops::cublas {
@@ -12,13 +13,13 @@ namespace ember::ops::cublas {
 // has a unit stride along one of its two matrix dims (any transpose is fine, a sliced row or
 // column is not), the batch dims merge into at most one stride per operand (broadcast: stride
 // 0), and every size and leading dimension fits cuBLAS's 32-bit ints.
-bool gemm_supported(const kernels::gpu_types::GemmShape& shape);
+bool gemm_supported(const kernels::GemmShape& shape);
 
 // requires: gemm_supported(shape); t is f32 or f64; A, B, C on cuda device `device`; C
 //           contiguous [batch, m, n], not aliasing A or B.
 // ensures:  C = A x B, with K = 0 giving zeros; enqueued on `stream`; throws CublasError naming
 //           the call and its status on failure.
-void gemm_batched(kernels::gpu_types::Scalar t, const kernels::gpu_types::GemmShape& shape,
+void gemm_batched(DType t, const kernels::GemmShape& shape,
                   const void* a, const void* b, void* c, int device, gpu::Stream stream);
 
 }  // namespace ember::ops::cublas

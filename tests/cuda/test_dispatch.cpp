@@ -1,28 +1,55 @@
-// The GPU kernel tables and the helpers that turn tensors into kernel parameters: which tables
-// exist, dim merging, and operands with more dims than the kernels' strided index holds.
+// The kernel tables and the helpers that turn tensors into kernel parameters: which tables
+// exist, the current stream, dim merging, and operands with more dims than the kernels' strided
+// index holds.
 #include <doctest/doctest.h>
 
 #include "cuda/cuda_test_util.h"
 #include "ember/build_config.h"
 #include "ops/elementwise.h"
-#include "ops/gpu_kernels.h"
+#include "ops/dispatch.h"
 #include "ops/reduce.h"
 
 namespace ember::test {
 
-TEST_CASE("the emu table is always there; the cuda one only in builds with CUDA") {
-  CHECK((ops::gpu_kernels(DeviceType::EMU).gemm_batched == &kernels::emu::gemm_batched));
-  CHECK((ops::gpu_kernels(DeviceType::EMU).copy_strided == &kernels::emu::copy_strided));
+TEST_CASE("the cpu and emu tables are always there; the cuda one only in builds with CUDA") {
+  CHECK((kernels_for(kCPU).gemm_batched == &kernels::cpu::gemm_batched));
+  CHECK((kernels_for(kCPU).max_pool2d_fwd == &kernels::cpu::max_pool2d_fwd));
+  CHECK((kernels_for(Device(DeviceType::EMU, 0)).gemm_batched == &kernels::emu::gemm_batched));
+  CHECK((kernels_for(Device(DeviceType::EMU, 0)).copy_strided == &kernels::emu::copy_strided));
 #if EMBER_HAVE_CUDA
-  CHECK((ops::gpu_kernels(DeviceType::CUDA).gemm_batched == &kernels::cuda::gemm_batched));
+  if (gpu::backend(DeviceType::CUDA).availability().usable)
+    CHECK((kernels_for(Device(DeviceType::CUDA, 0)).gemm_batched == &kernels::cuda::gemm_batched));
+  else
+    MESSAGE("SKIPPED: the cuda table's entries: no usable GPU (",
+            gpu::backend(DeviceType::CUDA).availability().reason, ")");
 #else
-  CHECK_THROWS_AS(ops::gpu_kernels(DeviceType::CUDA), DeviceError);
+  CHECK_THROWS_AS(kernels_for(Device(DeviceType::CUDA, 0)), DeviceError);
 #endif
-  CHECK_THROWS_AS(ops::gpu_kernels(DeviceType::CPU), DeviceError);
+}
+
+TEST_CASE("ops launch on the current stream of their device, and a guard restores it") {
+  const Device dev = emu();
+  CHECK(gpu::current_stream(dev) == nullptr);
+  CHECK(gpu::current_stream(kCPU) == nullptr);
+  gpu::Backend& b = gpu::backend(dev);
+  gpu::Stream s = b.stream_create(dev.index);
+  std::mt19937 g(fresh_seed());
+  const Tensor x = random_tensor({37, 5}, kFloat64, -1, 1, g);
+  {
+    gpu::StreamGuard guard(dev, s);
+    CHECK(gpu::current_stream(dev) == s);
+    CHECK(ops::stream_of(dev) == s);
+    const Tensor y = ops::exp(x.to(dev));
+    b.stream_synchronize(s);
+    check_close(y, ops::exp(x), 1e-12, 0);
+  }
+  CHECK(gpu::current_stream(dev) == nullptr);
+  b.stream_destroy(s);
+  CHECK_THROWS_AS(gpu::set_current_stream(kCPU, nullptr), DeviceError);
 }
 
 TEST_CASE("strided indices drop size-1 dims and merge dims contiguous in every operand") {
-  ops::gpu_types::StridedIndex<2> s;
+  ops::StridedIndex<2> s;
   REQUIRE(ops::make_strided_index<2>({2, 1, 3, 4}, {Shape{12, 12, 4, 1}, Shape{0, 0, 4, 1}}, s));
   CHECK(s.ndim == 2);
   CHECK(s.sizes[0] == 2);

@@ -1,0 +1,49 @@
+// The three kernel tables, each filled from EMBER_KERNEL_LIST (kernels/kernel_table.h).
+#include "kernels/kernel_table.h"
+
+#include "ember/build_config.h"
+#include "runtime/error.h"
+
+namespace ember {
+
+namespace {
+
+#define EMBER_KERNEL_ENTRY(name, ret, params) &kernels::EMBER_TABLE_NS::name,
+
+#define EMBER_TABLE_NS cpu
+constexpr kernels::KernelTable kCpuKernels{EMBER_KERNEL_LIST(EMBER_KERNEL_ENTRY)};
+#undef EMBER_TABLE_NS
+#define EMBER_TABLE_NS emu
+constexpr kernels::KernelTable kEmuKernels{EMBER_KERNEL_LIST(EMBER_KERNEL_ENTRY)};
+#undef EMBER_TABLE_NS
+#if EMBER_HAVE_CUDA
+#define EMBER_TABLE_NS cuda
+constexpr kernels::KernelTable kCudaKernels{EMBER_KERNEL_LIST(EMBER_KERNEL_ENTRY)};
+#undef EMBER_TABLE_NS
+#endif
+
+#undef EMBER_KERNEL_ENTRY
+
+}  // namespace
+
+const kernels::KernelTable& kernels_for(Device d) {
+  switch (d.type) {
+    case DeviceType::CPU:
+      return kCpuKernels;
+    case DeviceType::EMU:
+      gpu::backend(d).set_device(d.index);
+      return kEmuKernels;
+    case DeviceType::CUDA:
+#if EMBER_HAVE_CUDA
+      gpu::backend(d).set_device(d.index);
+      return kCudaKernels;
+#else
+      break;
+#endif
+  }
+  EMBER_THROW(DeviceError,
+              "cuda: this build of Ember has no CUDA kernels (it was built without nvcc); use "
+              "the cpu or emu device");
+}
+
+}  // namespace ember

@@ -1,0 +1,57 @@
+// What every op needs to call a kernel: the device's kernel table (kernels_for, from
+// kernels/kernel_table.h), the stream to launch on, scratch memory, and the strided iteration
+// spaces built from tensors. An op's kernel call is one line that serves cpu, cuda and emu:
+//
+//   kernels_for(dev).max_pool2d_fwd(x.dtype(), s, x.data_ptr(), y.data_ptr(), idx, stream_of(dev));
+#pragma once
+
+#include <array>
+
+#include "kernels/kernel_table.h"
+#include "runtime/gpu.h"
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+using kernels::kMaxDims;
+using kernels::StridedIndex;
+
+// The stream an op on `d` launches on: the thread's current stream of the device (Note [The
+// current stream] in runtime/gpu.h); nullptr (ignored) on the cpu.
+inline gpu::Stream stream_of(Device d) {
+  return gpu::current_stream(d);
+}
+
+// `bytes` of scratch memory on `d` for one kernel call (an empty tensor when 0); its data_ptr is
+// aligned for any element type.
+Tensor workspace(Device d, size_t bytes);
+
+// The iteration space over `sizes` of N operands with the given element strides, with size-1
+// dims dropped and dims that are contiguous in every operand merged. Returns false when more
+// than kMaxDims dims remain.
+template <int N>
+bool make_strided_index(const Shape& sizes, const std::array<Shape, N>& strides,
+                        StridedIndex<N>& out) {
+  out = {};
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    bool merge = out.ndim > 0;
+    for (int k = 0; k < N && merge; ++k)
+      merge = out.strides[k][out.ndim - 1] == strides[k][d] * sizes[d];
+    if (merge) {
+      out.sizes[out.ndim - 1] *= sizes[d];
+      for (int k = 0; k < N; ++k) out.strides[k][out.ndim - 1] = strides[k][d];
+      continue;
+    }
+    if (out.ndim == kMaxDims) return false;
+    out.sizes[out.ndim] = sizes[d];
+    for (int k = 0; k < N; ++k) out.strides[k][out.ndim] = strides[k][d];
+    ++out.ndim;
+  }
+  return true;
+}
+
+// Element strides that view `t` as `shape` (its shape broadcast to it): 0 along broadcast dims.
+Shape broadcast_strides(const Tensor& t, const Shape& shape);
+
+}  // namespace ember::ops

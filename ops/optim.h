@@ -1,0 +1,26 @@
+// Fused optimiser updates as ops: one pass over a parameter and its state, PyTorch's SGD and
+// Adam/AdamW rules (kernels/optim_shape.h), on the parameter's device. nn/optim.h builds the
+// optimisers on them.
+#pragma once
+
+#include "kernels/optim_shape.h"
+#include "runtime/tensor.h"
+
+namespace ember::ops {
+
+using kernels::AdamParams;
+using kernels::SgdParams;
+
+// requires: p a contiguous float32/float64 tensor; grad of p's shape, dtype and device,
+//           contiguous; momentum_buffer likewise, or undefined when s.momentum == 0 (ShapeError /
+//           DTypeError / DeviceError / ValueError naming `op` otherwise).
+// ensures:  p and momentum_buffer updated in place (their versions bumped).
+void sgd_step_(const Tensor& p, const Tensor& grad, const Tensor& momentum_buffer,
+               const SgdParams& s, const char* op = "SGD");
+
+// requires: as sgd_step_, with exp_avg and exp_avg_sq both defined. s.step is 1-based.
+// ensures:  p, exp_avg and exp_avg_sq updated in place (their versions bumped).
+void adam_step_(const Tensor& p, const Tensor& grad, const Tensor& exp_avg,
+                const Tensor& exp_avg_sq, const AdamParams& s, const char* op = "Adam");
+
+}  // namespace ember::ops
