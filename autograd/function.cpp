@@ -5,11 +5,6 @@
 
 namespace ember {
 
-Tensor detach(const Tensor& t) {
-  if (!t.defined()) return t;
-  return t.as_strided(t.shape(), t.strides(), t.offset());
-}
-
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
