@@ -120,6 +120,55 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
                 [](const Tensor& g, const Saved& s) { return select_grads(g, s[0], s[1], false); });
 }
 
+Tensor pow(const Tensor& a, const Tensor& b) {
+  Shape sa = a.shape(), sb = b.shape();
+  DType ta = a.dtype(), tb = b.dtype();
+  Tensor out = ops::pow(a, b);
+  return record("PowBackward", out, {a, b}, {a, b, out},
+                [sa, sb, ta, tb](const Tensor& g, const Saved& s) {
+                  // s = {a, b, out}: d/da = b * a^(b-1), d/db = out * log(a).
+                  Tensor ga = ops::mul(g, ops::mul(s[1], ops::pow(s[0], ops::add(s[1], -1.0))));
+                  Tensor gb = ops::mul(g, ops::mul(s[2], ops::log(s[0])));
+                  return Grads{sum_to(ga, sa).to(ta), sum_to(gb, sb).to(tb)};
+                });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: condition must be a bool tensor, got ",
+                    cond.dtype());
+  Shape sa = a.shape(), sb = b.shape();
+  DType ta = a.dtype(), tb = b.dtype();
+  return record("WhereBackward", ops::where(cond, a, b), {a, b}, {cond},
+                [sa, sb, ta, tb](const Tensor& g, const Saved& s) {
+                  Tensor zero = zeros({}, TensorOptions(g.dtype(), g.device()));
+                  Tensor ga = sum_to(ops::where(s[0], g, zero), sa).to(ta);
+                  Tensor gb = sum_to(ops::where(s[0], zero, g), sb).to(tb);
+                  return Grads{ga, gb};
+                });
+}
+
+// --- Comparisons
+// ------------------------------------------------------------------------------------
+
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return ops::eq(a, b);
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return ops::ne(a, b);
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return ops::lt(a, b);
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return ops::le(a, b);
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return ops::gt(a, b);
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return ops::ge(a, b);
+}
+
 // --- Operators
 // ------------------------------------------------------------------------------------
 

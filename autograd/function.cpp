@@ -55,4 +55,18 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs,
   return out;
 }
 
+Tensor record_view(const char* name, const Tensor& x,
+                   const std::function<Tensor(const Tensor&)>& view_fn) {
+  Tensor out = view_fn(x);
+  if (!any_requires_grad({x})) return out;
+  Shape shape = x.shape();
+  TensorOptions opts(x.dtype(), x.device());
+  return record(name, out, {x}, {},
+                [view_fn, shape, opts](const Tensor& g, const std::vector<Tensor>&) {
+                  Tensor z = zeros(shape, opts);
+                  view_fn(z).copy_(g);
+                  return std::vector<Tensor>{z};
+                });
+}
+
 }  // namespace ember

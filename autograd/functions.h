@@ -3,7 +3,9 @@
 // differentiate it. The NN functions (conv2d, batch_norm, losses, ...) have headers of their own.
 #pragma once
 
+#include "autograd/copy.h"
 #include "autograd/elementwise.h"
+#include "autograd/index.h"
 #include "autograd/leaf.h"
 #include "autograd/matmul.h"
 #include "autograd/reduce.h"
