@@ -5,11 +5,6 @@
 
 namespace ember {
 
-Tensor detach(const Tensor& t) {
-  if (!t.defined()) return t;
-  return t.as_strided(t.shape(), t.strides(), t.offset());
-}
-
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
@@ -58,6 +53,20 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs,
   m.grad_fn = std::move(node);
   m.output_nr = 0;
   return out;
+}
+
+Tensor record_view(const char* name, const Tensor& x,
+                   const std::function<Tensor(const Tensor&)>& view_fn) {
+  Tensor out = view_fn(x);
+  if (!any_requires_grad({x})) return out;
+  Shape shape = x.shape();
+  TensorOptions opts(x.dtype(), x.device());
+  return record(name, out, {x}, {},
+                [view_fn, shape, opts](const Tensor& g, const std::vector<Tensor>&) {
+                  Tensor z = zeros(shape, opts);
+                  view_fn(z).copy_(g);
+                  return std::vector<Tensor>{z};
+                });
 }
 
 }  // namespace ember

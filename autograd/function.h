@@ -16,8 +16,8 @@ Tensor sum_to(const Tensor& grad, const Shape& shape);
 // A single-output node whose backward is a function of the output gradient and saved tensors.
 class FunctionNode final : public Node {
  public:
-  using Backward = std::function<std::vector<Tensor>(const Tensor& grad_out,
-                                                     const std::vector<Tensor>& saved)>;
+  using Backward =
+      std::function<std::vector<Tensor>(const Tensor& grad_out, const std::vector<Tensor>& saved)>;
   FunctionNode(std::string name, Backward backward, std::vector<Tensor> saved);
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
   std::string name() const override { return name_; }
@@ -37,5 +37,13 @@ bool any_requires_grad(const std::vector<Tensor>& inputs);
 // their versions checked when backward runs. Returns `out`.
 Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs,
               std::vector<Tensor> saved, FunctionNode::Backward backward);
+
+// Runs `view_fn` on x and records it as node `name`.
+// requires: view_fn depends only on its argument's shape and, given a contiguous tensor, returns
+//           a view of it (on x itself it may copy, as reshape does).
+// ensures:  the gradient is zeros of x's shape with view_fn's view of them set to the output
+//           gradient, so one backward serves every indexing and view function.
+Tensor record_view(const char* name, const Tensor& x,
+                   const std::function<Tensor(const Tensor&)>& view_fn);
 
 }  // namespace ember

@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
     // Test accuracy: no graph, eval mode.
     NoGradGuard no_grad;
     model->eval();
-    Tensor predicted = ops::argmax((*model)(test.inputs()), 1);
-    double acc = ops::mean(ops::eq(predicted, test.labels()).to(kFloat32)).item();
+    Tensor predicted = argmax((*model)(test.inputs()), 1);
+    double acc = mean(to(eq(predicted, test.labels()), kFloat32)).item();
     model->train();
     std::printf("epoch %2d  loss %.4f  test accuracy %.2f%%\n", epoch + 1,
                 loss_sum / static_cast<double>(train.size()), 100.0 * acc);

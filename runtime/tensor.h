@@ -207,8 +207,8 @@ void strided_copy_cpu(void* dst, DType dst_dtype, const Shape& dst_strides, cons
 
 // A strided copy with dtype conversion between two views on the same GPU-like device, run by
 // that device's kernels. runtime/ cannot include kernels, so ops/ registers it when the library
-// loads (Note [Copies through the host] in runtime/tensor.cpp). It returns false when it has no
-// kernel for the dtypes or layout, and copy_ then stages the copy through host memory.
+// loads (Note [Copies through the host] in runtime/tensor_copy.cpp). It returns false when it has
+// no kernel for the dtypes or layout, and copy_ then stages the copy through host memory.
 using DeviceCopyFn = bool (*)(const Tensor& dst, const Tensor& src);
 void set_device_copy(DeviceCopyFn fn);
 

@@ -42,21 +42,8 @@ pb::array to_numpy(const Tensor& t, const pb::handle& base);
 // A NumPy dtype for an Ember dtype (TypeError for bfloat16).
 pb::dtype numpy_dtype(DType t);
 
-// Differentiable helpers that the autograd API does not provide (views, casts, indexing, ...).
-Tensor diff_view(const char* name, const Tensor& x,
-                 const std::function<Tensor(const Tensor&)>& view_fn);
-Tensor diff_to(const Tensor& x, Device device, DType dtype);
-Tensor diff_contiguous(const Tensor& x);
-Tensor diff_expand(const Tensor& x, const Shape& shape);
-Tensor diff_amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max);
-Tensor diff_var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
-                bool keepdim);
-Tensor diff_where(const Tensor& c, const Tensor& a, const Tensor& b);
-Tensor diff_pow(const Tensor& a, const Tensor& b);
-Tensor diff_cat(const std::vector<Tensor>& xs, int64_t dim);
-Tensor diff_stack(const std::vector<Tensor>& xs, int64_t dim);
-// Applies a Python index (int, slice, None, Ellipsis or a tuple of them) as views.
-Tensor index_view(const Tensor& x, const pb::handle& index);
+// The items of a Python index (int, slice, None, Ellipsis or a tuple of them), for ember::index.
+std::vector<TensorIndex> index_items(const pb::handle& index);
 
 void init_errors(pb::module_& m);
 void init_tensor(pb::module_& m);

@@ -1,5 +1,5 @@
 // Tensor-level functions as ember.<op>: elementwise math, reductions, products, shapes, where,
-// cat/stack. Differentiable: each goes through the autograd API (or diff.cpp).
+// cat/stack. Differentiable: each binds a function of the autograd API.
 #include "common.h"
 
 namespace ember::py {
@@ -62,7 +62,7 @@ void init_ops(pb::module_& m) {
             (pb::isinstance<pb::float_>(b) || pb::isinstance<pb::int_>(b)))
           return pow(a.cast<const Tensor&>(), b.cast<double>());
         const Tensor& l = pick(a, b);
-        return diff_pow(T(a, l), T(b, l));
+        return pow(T(a, l), T(b, l));
       },
       arg("input"), arg("exponent"));
   m.def(
@@ -88,7 +88,7 @@ void init_ops(pb::module_& m) {
       "where",
       [](const Tensor& c, const pb::object& a, const pb::object& b) {
         const Tensor& l = pick(a, b);
-        return diff_where(c, T(a, l), T(b, l));
+        return where(c, T(a, l), T(b, l));
       },
       arg("condition"), arg("input"), arg("other"));
   m.def(
@@ -129,14 +129,14 @@ void init_ops(pb::module_& m) {
       [](const Tensor& a, const pb::object& shape) { return reshape(a, shape_of(shape)); },
       arg("input"), arg("shape"));
   m.def(
-      "flatten",
-      [](const Tensor& a, int64_t s, int64_t e) {
-        return diff_view("FlattenBackward", a,
-                         [s, e](const Tensor& x) { return x.flatten(s, e).contiguous(); });
-      },
+      "flatten", [](const Tensor& a, int64_t s, int64_t e) { return flatten(a, s, e); },
       arg("input"), arg("start_dim") = 0, arg("end_dim") = -1);
-  m.def("cat", &diff_cat, arg("tensors"), arg("dim") = 0);
-  m.def("stack", &diff_stack, arg("tensors"), arg("dim") = 0);
+  m.def(
+      "cat", [](const std::vector<Tensor>& xs, int64_t dim) { return cat(xs, dim); },
+      arg("tensors"), arg("dim") = 0);
+  m.def(
+      "stack", [](const std::vector<Tensor>& xs, int64_t dim) { return stack(xs, dim); },
+      arg("tensors"), arg("dim") = 0);
   m.def(
       "detach", [](const Tensor& a) { return detach(a); }, arg("input"));
   m.def("broadcast_shapes", [](const pb::args& shapes) {
@@ -144,13 +144,14 @@ void init_ops(pb::module_& m) {
     for (auto x : shapes) s = ops::broadcast_shapes(s, shape_of(x), "broadcast_shapes");
     return pb::tuple(pb::cast(std::vector<int64_t>(s)));
   });
-  m.def("_index", &index_view);
-  m.def("_expand", &diff_expand);
+  m.def("_index",
+        [](const Tensor& t, const pb::handle& idx) { return index(t, index_items(idx)); });
+  m.def("_expand", [](const Tensor& t, const Shape& shape) { return expand(t, shape); });
   m.def("_amax", [](const Tensor& t, const pb::object& dim, bool keepdim, bool is_max) {
-    return diff_amax(t, dims_arg(dim), keepdim, is_max);
+    return is_max ? amax(t, dims_arg(dim), keepdim) : amin(t, dims_arg(dim), keepdim);
   });
   m.def("_var", [](const Tensor& t, const pb::object& dim, int64_t correction, bool keepdim) {
-    return diff_var(t, dims_arg(dim), correction, keepdim);
+    return var(t, dims_arg(dim), correction, keepdim);
   });
 }
 

@@ -1,84 +1,11 @@
 // The Tensor class: attributes, Python operators (with broadcasting and PyTorch's scalar rules),
-// comparisons, indexing (views) and item assignment. Methods are in tensor_methods.cpp.
+// comparisons, indexing (views, through ember::index) and item assignment. Methods are in
+// tensor_methods.cpp.
 #include "autograd/node.h"
 #include "common.h"
 
 namespace ember::py {
 namespace {
-
-// One step of a basic index, replayable on any tensor of the same shape (the backward of an
-// indexing view replays it on a zero tensor, without touching Python objects).
-struct IndexStep {
-  enum Kind { kInt, kSlice, kNewAxis } kind;
-  int64_t dim, start = 0, stop = 0, step = 1;
-};
-
-std::vector<IndexStep> parse_index(const Tensor& x, const pb::handle& index) {
-  std::vector<pb::handle> items;
-  if (pb::isinstance<pb::tuple>(index)) {
-    for (auto it : index.cast<pb::tuple>()) items.push_back(it);
-  } else {
-    items.push_back(index);
-  }
-  int64_t consumed = 0, ellipses = 0;
-  for (auto it : items) {
-    if (it.is_none()) continue;
-    if (it.ptr() == Py_Ellipsis) {
-      ++ellipses;
-      continue;
-    }
-    ++consumed;
-  }
-  if (ellipses > 1) throw pb::index_error("an index can only have a single ellipsis ('...')");
-  if (consumed > x.dim())
-    throw pb::index_error("too many indices for tensor of dimension " + std::to_string(x.dim()));
-  std::vector<IndexStep> steps;
-  Shape shape = x.shape();  // shape of the partial result, tracked to resolve slices
-  int64_t d = 0;
-  for (auto it : items) {
-    if (it.is_none()) {
-      steps.push_back({IndexStep::kNewAxis, d});
-      shape.insert(shape.begin() + d, 1);
-      ++d;
-    } else if (it.ptr() == Py_Ellipsis) {
-      d += x.dim() - consumed;
-    } else if (pb::isinstance<pb::slice>(it)) {
-      Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(it.ptr(), &start, &stop, &step) < 0) throw pb::error_already_set();
-      if (step <= 0) throw pb::value_error("step must be greater than zero");
-      Py_ssize_t n = PySlice_AdjustIndices(static_cast<Py_ssize_t>(shape[d]), &start, &stop, step);
-      steps.push_back({IndexStep::kSlice, d, start, std::max<int64_t>(stop, start), step});
-      shape[d] = n;
-      ++d;
-    } else if (pb::isinstance<pb::int_>(it) || pb::hasattr(it, "__index__")) {
-      int64_t i = pb::int_(pb::reinterpret_borrow<pb::object>(it)).cast<int64_t>();
-      int64_t n = shape[d];
-      if (i < -n || i >= n)
-        throw pb::index_error("index " + std::to_string(i) + " is out of bounds for dimension " +
-                              std::to_string(d) + " with size " + std::to_string(n));
-      steps.push_back({IndexStep::kInt, d, i < 0 ? i + n : i});
-      shape.erase(shape.begin() + d);
-    } else {
-      throw pb::type_error(
-          "only integers, slices (':'), None and Ellipsis ('...') are valid tensor "
-          "indices, got " +
-          std::string(pb::str(it.get_type().attr("__name__"))));
-    }
-  }
-  return steps;
-}
-
-Tensor apply_steps(Tensor t, const std::vector<IndexStep>& steps) {
-  for (const IndexStep& s : steps) {
-    if (s.kind == IndexStep::kInt)
-      t = t.select(s.dim, s.start);
-    else if (s.kind == IndexStep::kSlice)
-      t = t.slice(s.dim, s.start, s.stop, s.step);
-    else
-      t = t.unsqueeze(s.dim);
-  }
-  return t;
-}
 
 using Binary = Tensor (*)(const Tensor&, const Tensor&);
 
@@ -115,7 +42,7 @@ Tensor t_matmul(const Tensor& a, const Tensor& b) {
   return matmul(a, b);
 }
 Tensor t_pow(const Tensor& a, const Tensor& b) {
-  return diff_pow(a, b);
+  return pow(a, b);
 }
 Tensor t_eq(const Tensor& a, const Tensor& b) {
   return ops::eq(a, b);
@@ -159,9 +86,34 @@ pb::object grad_of(const Tensor& t) {
 
 }  // namespace
 
-Tensor index_view(const Tensor& x, const pb::handle& index) {
-  auto steps = parse_index(x, index);
-  return diff_view("SliceBackward", x, [steps](const Tensor& t) { return apply_steps(t, steps); });
+std::vector<TensorIndex> index_items(const pb::handle& index) {
+  std::vector<pb::handle> items;
+  if (pb::isinstance<pb::tuple>(index)) {
+    for (auto it : index.cast<pb::tuple>()) items.push_back(it);
+  } else {
+    items.push_back(index);
+  }
+  std::vector<TensorIndex> out;
+  for (auto it : items) {
+    if (it.is_none()) {
+      out.emplace_back(kNewAxis);
+    } else if (it.ptr() == Py_Ellipsis) {
+      out.emplace_back(kEllipsis);
+    } else if (pb::isinstance<pb::slice>(it)) {
+      // Absent bounds come back as 0 and PY_SSIZE_T_MAX, which ember::index clamps to the dim.
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(it.ptr(), &start, &stop, &step) < 0) throw pb::error_already_set();
+      out.emplace_back(Slice{start, stop, step});
+    } else if (pb::isinstance<pb::int_>(it) || pb::hasattr(it, "__index__")) {
+      out.emplace_back(pb::int_(pb::reinterpret_borrow<pb::object>(it)).cast<int64_t>());
+    } else {
+      throw pb::type_error(
+          "only integers, slices (':'), None and Ellipsis ('...') are valid tensor "
+          "indices, got " +
+          std::string(pb::str(it.get_type().attr("__name__"))));
+    }
+  }
+  return out;
 }
 
 void init_tensor(pb::module_& m) {
@@ -251,14 +203,19 @@ void init_tensor(pb::module_& m) {
                    "only integer tensors of a single element can be converted to an index");
              return static_cast<int64_t>(t.item());
            })
-      .def("__getitem__", [](const Tensor& t, const pb::object& idx) { return index_view(t, idx); })
+      .def("__getitem__",
+           [](const Tensor& t, const pb::object& idx) { return index(t, index_items(idx)); })
       .def("__setitem__",
            [](Tensor& t, const pb::object& idx, const pb::object& value) {
              if (GradMode::is_enabled() && t.requires_grad() && is_leaf(t))
                throw pb::value_error(
                    "a leaf tensor that requires grad is being used in an in-place "
                    "operation; wrap it in `with ember.no_grad():`");
-             Tensor view = apply_steps(t, parse_index(t, idx));
+             Tensor view;
+             {
+               NoGradGuard no_grad;  // the write below is not differentiated
+               view = index(t, index_items(idx));
+             }
              view.copy_(as_tensor_like(value, t));
            })
       .def("__add__", &bin<t_add>)

@@ -1,5 +1,5 @@
 // Tensor methods: views and shape changes, conversions and copies, reductions, elementwise math,
-// backward. Differentiable ones go through the autograd API or diff.cpp.
+// backward. Each binds a function of the autograd API (or, where nothing is differentiable, an op).
 #include "autograd/softmax.h"
 #include "common.h"
 
@@ -51,13 +51,13 @@ Tensor to_method(const Tensor& t, const pb::args& args, const pb::kwargs& kw) {
   }
   if (kw.contains("dtype")) dt = dtype_arg(kw["dtype"], dt);
   if (kw.contains("device")) dev = device_arg(kw["device"], dev);
-  return diff_to(t, dev, dt);
+  return to(t, dev, dt);
 }
 
 pb::object max_min(const Tensor& t, const pb::object& dim, bool keepdim, bool is_max) {
-  if (dim.is_none()) return pb::cast(diff_amax(t, {}, false, is_max));
+  if (dim.is_none()) return pb::cast(is_max ? amax(t) : amin(t));
   int64_t d = dim.cast<int64_t>();
-  Tensor values = diff_amax(t, {d}, keepdim, is_max);
+  Tensor values = is_max ? amax(t, {d}, keepdim) : amin(t, {d}, keepdim);
   Tensor idx = is_max ? ops::argmax(t, d, keepdim) : ops::argmin(t, d, keepdim);
   return pb::make_tuple(values, idx);
 }
@@ -75,12 +75,7 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
   auto none = pb::none();
   cls.def("reshape",
           [](const Tensor& t, const pb::args& a) { return reshape(t, varargs_shape(a)); })
-      .def("view",
-           [](const Tensor& t, const pb::args& a) {
-             Shape s = varargs_shape(a);
-             (void)t.view(s);  // raises ShapeError when the strides cannot express it
-             return diff_view("ViewBackward", t, [s](const Tensor& x) { return x.view(s); });
-           })
+      .def("view", [](const Tensor& t, const pb::args& a) { return view(t, varargs_shape(a)); })
       .def("permute",
            [](const Tensor& t, const pb::args& a) {
              Shape s = varargs_shape(a);
@@ -94,49 +89,29 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
              return t.dim() < 2 ? t : transpose(t, 0, 1);
            })
       .def(
-          "flatten",
-          [](const Tensor& t, int64_t s, int64_t e) {
-            return diff_view("FlattenBackward", t,
-                             [s, e](const Tensor& x) { return x.flatten(s, e).contiguous(); });
-          },
+          "flatten", [](const Tensor& t, int64_t s, int64_t e) { return flatten(t, s, e); },
           arg("start_dim") = 0, arg("end_dim") = -1)
       .def(
           "squeeze",
           [](const Tensor& t, const pb::object& dim) {
-            if (dim.is_none())
-              return diff_view("SqueezeBackward", t, [](const Tensor& x) { return x.squeeze(); });
-            int64_t d = dim.cast<int64_t>();
-            return diff_view("SqueezeBackward", t, [d](const Tensor& x) { return x.squeeze(d); });
+            return dim.is_none() ? squeeze(t) : squeeze(t, dim.cast<int64_t>());
           },
           arg("dim") = none)
       .def(
-          "unsqueeze",
-          [](const Tensor& t, int64_t d) {
-            return diff_view("UnsqueezeBackward", t,
-                             [d](const Tensor& x) { return x.unsqueeze(d); });
-          },
-          arg("dim"))
-      .def("expand",
-           [](const Tensor& t, const pb::args& a) { return diff_expand(t, varargs_shape(a)); })
-      .def("expand_as", [](const Tensor& t, const Tensor& o) { return diff_expand(t, o.shape()); })
-      .def("contiguous", &diff_contiguous)
-      .def("clone",
-           [](const Tensor& t) {
-             // A differentiable copy when grad is needed (the gradient passes through unchanged).
-             return t.requires_grad() && GradMode::is_enabled() ? ember::add(t, 0.0) : t.clone();
-           })
+          "unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, arg("dim"))
+      .def("expand", [](const Tensor& t, const pb::args& a) { return expand(t, varargs_shape(a)); })
+      .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand(t, o.shape()); })
+      .def("contiguous", [](const Tensor& t) { return contiguous(t); })
+      .def("clone", [](const Tensor& t) { return clone(t); })
       .def("to", &to_method)
-      .def("cpu", [](const Tensor& t) { return diff_to(t, kCPU, t.dtype()); })
+      .def("cpu", [](const Tensor& t) { return to(t, kCPU); })
       .def(
-          "cuda",
-          [](const Tensor& t, int index) {
-            return diff_to(t, Device(DeviceType::CUDA, index), t.dtype());
-          },
+          "cuda", [](const Tensor& t, int index) { return to(t, Device(DeviceType::CUDA, index)); },
           arg("device") = 0)
-      .def("float", [](const Tensor& t) { return diff_to(t, t.device(), kFloat32); })
-      .def("double", [](const Tensor& t) { return diff_to(t, t.device(), kFloat64); })
-      .def("half", [](const Tensor& t) { return diff_to(t, t.device(), kFloat16); })
-      .def("bfloat16", [](const Tensor& t) { return diff_to(t, t.device(), kBFloat16); })
+      .def("float", [](const Tensor& t) { return to(t, kFloat32); })
+      .def("double", [](const Tensor& t) { return to(t, kFloat64); })
+      .def("half", [](const Tensor& t) { return to(t, kFloat16); })
+      .def("bfloat16", [](const Tensor& t) { return to(t, kBFloat16); })
       .def("long", [](const Tensor& t) { return t.to(kInt64); })
       .def("int", [](const Tensor& t) { return t.to(kInt32); })
       .def("bool", [](const Tensor& t) { return t.to(kBool); })
@@ -169,7 +144,7 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
       .def(
           "sum",
           [](const Tensor& t, const pb::object& dim, bool keepdim, const pb::object& dtype) {
-            Tensor x = dtype.is_none() ? t : diff_to(t, t.device(), dtype_arg(dtype, t.dtype()));
+            Tensor x = dtype.is_none() ? t : to(t, dtype_arg(dtype, t.dtype()));
             if (!is_floating(x.dtype())) return ops::sum(x, dims_arg(dim), keepdim);
             return sum(x, dims_arg(dim), keepdim);
           },
@@ -195,13 +170,13 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
       .def(
           "amax",
           [](const Tensor& t, const pb::object& dim, bool keepdim) {
-            return diff_amax(t, dims_arg(dim), keepdim, true);
+            return amax(t, dims_arg(dim), keepdim);
           },
           arg("dim") = none, arg("keepdim") = false)
       .def(
           "amin",
           [](const Tensor& t, const pb::object& dim, bool keepdim) {
-            return diff_amax(t, dims_arg(dim), keepdim, false);
+            return amin(t, dims_arg(dim), keepdim);
           },
           arg("dim") = none, arg("keepdim") = false)
       .def(
@@ -220,7 +195,7 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
           "var",
           [](const Tensor& t, const pb::object& dim, const pb::object& unbiased, bool keepdim,
              const pb::object& correction) {
-            return diff_var(t, dims_arg(dim), correction_arg(unbiased, correction), keepdim);
+            return var(t, dims_arg(dim), correction_arg(unbiased, correction), keepdim);
           },
           arg("dim") = none, arg("unbiased") = none, arg("keepdim") = false, pb::kw_only(),
           arg("correction") = none)
@@ -228,8 +203,7 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
           "std",
           [](const Tensor& t, const pb::object& dim, const pb::object& unbiased, bool keepdim,
              const pb::object& correction) {
-            Tensor v = diff_var(t, dims_arg(dim), correction_arg(unbiased, correction), keepdim);
-            return v.requires_grad() ? sqrt(v) : ops::sqrt(v);
+            return ember::std(t, dims_arg(dim), correction_arg(unbiased, correction), keepdim);
           },
           arg("dim") = none, arg("unbiased") = none, arg("keepdim") = false, pb::kw_only(),
           arg("correction") = none)

@@ -1,5 +1,6 @@
 // Every differentiable function through gradcheck (float64 central differences), on random
-// inputs and odd shapes, driven by one table.
+// inputs and odd shapes, driven by one table. Casts to a narrower dtype are checked in
+// test_copy.cpp instead: a float32 round trip is too coarse for finite differences.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -57,6 +58,43 @@ const std::vector<Spec>& specs() {
        [](V x) { return permute(transpose(reshape(x[0], {4, 6}), 0, 1), {1, 0}) * 2.0; }},
       {"composite", {{4, 3}, {3}},
        [](V x) { return mean(exp(mul(x[0], x[1])) / (abs(x[1]) + 1.0), {0}); }},
+      {"pow tensor exponent broadcast", {{3, 4}, {4}}, [](V x) { return pow(x[0], x[1]); }, 0.5,
+       2.0},
+      {"where broadcast", {{3, 4}, {4}},
+       [](V x) {
+         Tensor c = from_vector(std::vector<bool>{1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1}, {3, 4});
+         return where(c, x[0], x[1]);
+       }},
+      {"amax dims", {{3, 4, 5}}, [](V x) { return amax(x[0], {0, 2}); }},
+      {"amax keepdim", {{3, 4}}, [](V x) { return amax(x[0], {1}, true); }},
+      {"amin all", {{2, 3, 2}}, [](V x) { return amin(x[0]); }},
+      {"var dim", {{3, 5}}, [](V x) { return var(x[0], {1}); }},
+      {"var all", {{2, 3, 2}}, [](V x) { return var(x[0]); }},
+      {"var correction 0 keepdim", {{2, 3, 4}}, [](V x) { return var(x[0], {0, 2}, 0, true); }},
+      {"std dim", {{4, 3}}, [](V x) { return ember::std(x[0], {0}); }},
+      {"view", {{2, 3, 4}}, [](V x) { return view(x[0], {4, -1}) * 2.0; }},
+      {"flatten", {{2, 3, 4}}, [](V x) { return flatten(x[0], 1); }},
+      {"flatten a transposed view (a copy)", {{3, 4}},
+       [](V x) { return flatten(transpose(x[0], 0, 1)); }},
+      {"squeeze all", {{1, 3, 1, 2}}, [](V x) { return squeeze(x[0]); }},
+      {"squeeze dim", {{3, 1, 2}}, [](V x) { return squeeze(x[0], 1); }},
+      {"unsqueeze", {{3, 2}}, [](V x) { return unsqueeze(x[0], -1); }},
+      {"expand", {{3, 1}}, [](V x) { return expand(x[0], {2, 3, 4}); }},
+      {"slice with step", {{5, 4}}, [](V x) { return slice(x[0], 0, 1, 5, 2); }},
+      {"select", {{3, 4}}, [](V x) { return select(x[0], 1, -1); }},
+      {"index", {{4, 5, 6}},
+       [](V x) { return index(x[0], {1, Slice{1, 5, 2}, kNewAxis, kEllipsis}); }},
+      {"index used twice", {{4, 3}},
+       [](V x) { return index(x[0], {Slice{0, 3}}) * index(x[0], {Slice{1, 4}}); }},
+      {"cat", {{2, 3}, {4, 3}}, [](V x) { return cat({x[0], x[1]}, 0); }},
+      {"cat last dim", {{2, 3}, {2, 1}, {2, 2}},
+       [](V x) { return cat({x[0], x[1], x[2]}, -1); }},
+      {"stack", {{2, 3}, {2, 3}}, [](V x) { return stack({x[0], x[1]}, 1); }},
+      {"contiguous of a transpose", {{3, 4}},
+       [](V x) { return contiguous(transpose(x[0], 0, 1)); }},
+      {"clone", {{5}}, [](V x) { return clone(x[0]) * x[0]; }},
+      {"to emu and back", {{3, 4}},
+       [](V x) { return to(mul(to(x[0], Device::parse("emu:0")), 2.0), kCPU); }},
   };
   return s;
 }

@@ -1,0 +1,129 @@
+// Differentiable shape changes (autograd/shape.h): each backward undoes the view on the gradient
+// (reshape, transpose, permute directly; the others through record_view); cat and stack hand each
+// input its slice of the gradient.
+#include "autograd/shape.h"
+
+#include "autograd/function.h"
+
+namespace ember {
+
+using Grads = std::vector<Tensor>;
+using Saved = std::vector<Tensor>;
+
+Tensor reshape(const Tensor& a, const Shape& shape) {
+  Shape from = a.shape();
+  return record("ReshapeBackward", a.reshape(shape), {a}, {},
+                [from](const Tensor& g, const Saved&) { return Grads{g.reshape(from)}; });
+}
+
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
+  return record("TransposeBackward", a.transpose(d0, d1), {a}, {},
+                [d0, d1](const Tensor& g, const Saved&) { return Grads{g.transpose(d0, d1)}; });
+}
+
+Tensor permute(const Tensor& a, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> inverse(dims.size());
+  Tensor out = a.permute(dims);  // validates dims
+  for (size_t i = 0; i < dims.size(); ++i)
+    inverse[wrap_dim(dims[i], a.dim(), "permute")] = static_cast<int64_t>(i);
+  return record("PermuteBackward", out, {a}, {},
+                [inverse](const Tensor& g, const Saved&) { return Grads{g.permute(inverse)}; });
+}
+
+Tensor view(const Tensor& a, const Shape& shape) {
+  return record_view("ViewBackward", a, [shape](const Tensor& x) { return x.view(shape); });
+}
+
+Tensor flatten(const Tensor& a, int64_t start_dim, int64_t end_dim) {
+  return record_view("FlattenBackward", a, [start_dim, end_dim](const Tensor& x) {
+    return x.flatten(start_dim, end_dim);
+  });
+}
+
+Tensor squeeze(const Tensor& a) {
+  return record_view("SqueezeBackward", a, [](const Tensor& x) { return x.squeeze(); });
+}
+
+Tensor squeeze(const Tensor& a, int64_t d) {
+  return record_view("SqueezeBackward", a, [d](const Tensor& x) { return x.squeeze(d); });
+}
+
+Tensor unsqueeze(const Tensor& a, int64_t d) {
+  return record_view("UnsqueezeBackward", a, [d](const Tensor& x) { return x.unsqueeze(d); });
+}
+
+Tensor slice(const Tensor& a, int64_t d, int64_t start, int64_t end, int64_t step) {
+  return record_view("SliceBackward", a, [d, start, end, step](const Tensor& x) {
+    return x.slice(d, start, end, step);
+  });
+}
+
+Tensor select(const Tensor& a, int64_t d, int64_t index) {
+  return record_view("SelectBackward", a,
+                     [d, index](const Tensor& x) { return x.select(d, index); });
+}
+
+Tensor expand(const Tensor& a, const Shape& shape) {
+  Tensor out = a.expand(shape);
+  Shape from = a.shape();
+  return record("ExpandBackward", out, {a}, {},
+                [from](const Tensor& g, const Saved&) { return Grads{sum_to(g, from)}; });
+}
+
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
+  EMBER_CHECK_VALUE(!xs.empty(), "cat: expected a non-empty list of tensors");
+  const Tensor& first = xs[0];
+  dim = wrap_dim(dim, first.dim(), "cat");
+  Shape shape = first.shape();
+  DType dt = first.dtype();
+  int64_t total = 0;
+  for (const Tensor& x : xs) {
+    EMBER_CHECK_SHAPE(x.dim() == first.dim(),
+                      "cat: tensors must have the same number of dims, got ", first.shape(),
+                      " and ", x.shape());
+    for (int64_t d = 0; d < x.dim(); ++d)
+      EMBER_CHECK_SHAPE(d == dim || x.size(d) == first.size(d), "cat: shapes ", first.shape(),
+                        " and ", x.shape(), " differ outside dim ", dim);
+    EMBER_CHECK_DEVICE(x.device() == first.device(), "cat: tensors on ", first.device(), " and ",
+                       x.device());
+    total += x.size(dim);
+    dt = promote_types(dt, x.dtype());
+  }
+  shape[dim] = total;
+  Tensor out = empty(shape, TensorOptions(dt, first.device()));
+  std::vector<int64_t> sizes;
+  std::vector<DType> dtypes;
+  int64_t off = 0;
+  for (const Tensor& x : xs) {
+    out.slice(dim, off, off + x.size(dim)).copy_(x);
+    off += x.size(dim);
+    sizes.push_back(x.size(dim));
+    dtypes.push_back(x.dtype());
+  }
+  return record("CatBackward", out, xs, {}, [dim, sizes, dtypes](const Tensor& g, const Saved&) {
+    Grads grads;
+    int64_t o = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      grads.push_back(g.slice(dim, o, o + sizes[i]).to(dtypes[i]).contiguous());
+      o += sizes[i];
+    }
+    return grads;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
+  EMBER_CHECK_VALUE(!xs.empty(), "stack: expected a non-empty list of tensors");
+  dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
+  std::vector<Tensor> u;
+  for (const Tensor& x : xs) {
+    EMBER_CHECK_SHAPE(x.shape() == xs[0].shape(),
+                      "stack: every tensor must have the same shape, got ", xs[0].shape(), " and ",
+                      x.shape());
+    Shape s = x.shape();
+    s.insert(s.begin() + dim, 1);
+    u.push_back(reshape(x, s));
+  }
+  return cat(u, dim);
+}
+
+}  // namespace ember
