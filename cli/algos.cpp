@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/validate.h"
 #include "ops/conv2d.h"
 #include "ops/conv_algo.h"
 #include "ops/elementwise.h"
@@ -95,7 +97,7 @@ int run_algos(const AlgosArgs& a) {
         ops::set_conv_algo(c.name);
         Tensor out = run_direction(dir, x, w, gy, p);  // warm-up
         std::vector<double> times;
-        for (int r = 0; r < std::max(1, a.repeats); ++r) {
+        for (int r = 0; r < a.repeats; ++r) {
           auto t0 = std::chrono::steady_clock::now();
           out = run_direction(dir, x, w, gy, p);
           Tensor host = out.to(kCPU);  // waits for the device
@@ -126,15 +128,25 @@ Runner add_algos(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "algos", "Time every convolution algorithm for one problem and compare its error");
   auto a = std::make_shared<AlgosArgs>();
-  cmd->add_option("--input", a->input, "input shape N C H W")->expected(4)->capture_default_str();
-  cmd->add_option("--weight", a->weight, "weight shape K C/groups R S")->expected(4)->capture_default_str();
-  cmd->add_option("--stride", a->stride)->capture_default_str();
-  cmd->add_option("--padding", a->padding)->capture_default_str();
-  cmd->add_option("--dilation", a->dilation)->capture_default_str();
-  cmd->add_option("--groups", a->groups)->capture_default_str();
+  // Sizes, strides and groups fit an int, as the kernels' and cuDNN's descriptors take them.
+  const int64_t kMax = std::numeric_limits<int32_t>::max();
+  cmd->add_option("--input", a->input, "input shape N C H W")
+      ->expected(4)
+      ->capture_default_str()
+      ->transform(integer_in(1, kMax));
+  cmd->add_option("--weight", a->weight, "weight shape K C/groups R S")
+      ->expected(4)
+      ->capture_default_str()
+      ->transform(integer_in(1, kMax));
+  cmd->add_option("--stride", a->stride)->capture_default_str()->transform(integer_in(1, kMax));
+  cmd->add_option("--padding", a->padding)->capture_default_str()->transform(integer_in(0, kMax));
+  cmd->add_option("--dilation", a->dilation)->capture_default_str()->transform(integer_in(1, kMax));
+  cmd->add_option("--groups", a->groups)->capture_default_str()->transform(integer_in(1, kMax));
   cmd->add_option("--dtype", a->dtype, "float32 or float64")->capture_default_str();
   cmd->add_option("--device", a->device, "cpu, cuda[:N] or emu[:N]")->capture_default_str();
-  cmd->add_option("--repeats", a->repeats, "timed runs per algorithm")->capture_default_str();
+  cmd->add_option("--repeats", a->repeats, "timed runs per algorithm")
+      ->capture_default_str()
+      ->transform(integer_in(1, 1000000));
   return [cmd, a]() -> int {
     if (!cmd->parsed()) return -1;
     return run_algos(*a);

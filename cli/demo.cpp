@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/validate.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
@@ -68,7 +69,9 @@ Runner add_demo(CLI::App& app) {
   auto device = std::make_shared<std::string>("auto");
   auto size = std::make_shared<int64_t>(256);
   cmd->add_option("--device", *device, "auto, cpu, cuda[:N] or emu[:N]")->capture_default_str();
-  cmd->add_option("--size", *size, "matrix size")->capture_default_str()->check(CLI::Range(1, 8192));
+  cmd->add_option("--size", *size, "matrix size")
+      ->capture_default_str()
+      ->transform(integer_in(1, 8192));
   return [cmd, device, size]() -> int {
     if (!cmd->parsed()) return -1;
     return run_demo(*device, *size);

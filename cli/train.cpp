@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "autograd/engine.h"
@@ -13,6 +14,7 @@
 #include "autograd/loss.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/validate.h"
 #include "nn/checkpoint.h"
 #include "nn/datasets.h"
 #include "nn/models.h"
@@ -28,10 +30,10 @@ struct TrainArgs {
   std::string model = "lenet", data = "digits", optimizer = "sgd", device = "auto";
   std::string schedule = "cosine";
   std::string save, resume, data_dir;
-  int64_t epochs = 15, batch_size = 32, threads = 0;
-  int64_t max_steps = 0;  // 0: no limit
+  int64_t epochs = 15, batch_size = 32, threads = 0;  // threads 0: all
+  int64_t max_steps = 0;                              // 0: no limit
   bool log_steps = false;
-  double lr = 0.0, momentum = 0.9, weight_decay = 0.0;
+  double lr = 0.0, momentum = 0.9, weight_decay = 0.0;  // lr 0: the optimiser's default
   uint64_t seed = 0;
 };
 
@@ -195,26 +197,31 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--data", a->data, "digits, mnist:DIR, fashion-mnist:DIR or cifar10:DIR")
       ->capture_default_str();
   cmd->add_option("--data-dir", a->data_dir, "where the bundled data lives (default: searched)");
-  cmd->add_option("--epochs", a->epochs)
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--epochs", a->epochs)->capture_default_str()->transform(integer_in(1, 100000));
   cmd->add_option("--batch-size", a->batch_size)
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--lr", a->lr, "learning rate (default: 0.05 for sgd, 0.002 for adam/adamw)");
+      ->transform(integer_in(1, int64_t{1} << 20));
+  cmd->add_option("--lr", a->lr, "learning rate (default: 0.05 for sgd, 0.002 for adam/adamw)")
+      ->transform(real_in(exclusive(0), unbounded_above()));
   cmd->add_option("--optimizer", a->optimizer, "sgd, adam or adamw")->capture_default_str();
-  cmd->add_option("--momentum", a->momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--momentum", a->momentum, "SGD momentum")
+      ->capture_default_str()
+      ->transform(real_in(inclusive(0), exclusive(1)));
   cmd->add_option("--schedule", a->schedule,
                   "learning-rate schedule over the epochs: cosine, step or none")
       ->capture_default_str();
-  cmd->add_option("--weight-decay", a->weight_decay, "weight decay (AdamW default 0.01)");
+  cmd->add_option("--weight-decay", a->weight_decay, "weight decay (AdamW default 0.01)")
+      ->transform(real_in(inclusive(0), unbounded_above()));
   cmd->add_option("--device", a->device, "auto, cpu, cuda[:N] or emu[:N]")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for initialisation, shuffling and dropout")
-      ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "CPU threads (default: all)");
+      ->capture_default_str()
+      ->transform(unsigned_in(0, std::numeric_limits<uint64_t>::max()));
+  // omp_set_num_threads takes an int; past a few thousand threads only oversubscribe.
+  cmd->add_option("--threads", a->threads, "CPU threads (default 0: all)")
+      ->transform(integer_in(0, 4096));
   cmd->add_option("--max-steps", a->max_steps,
                   "stop after this many optimiser steps (default: no limit)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->transform(integer_in(1, int64_t{1} << 40));
   cmd->add_flag("--log-steps", a->log_steps,
                 "print every step's loss (full precision) on its own line");
   cmd->add_option("--save", a->save, "write a checkpoint here after every epoch");
