@@ -34,6 +34,7 @@ struct TrainArgs {
   int64_t max_steps = 0;                              // 0: no limit
   bool log_steps = false;
   double lr = 0.0, momentum = 0.9, weight_decay = 0.0;  // lr 0: the optimiser's default
+  bool weight_decay_given = false;  // else AdamW's default; an explicit 0 means none
   uint64_t seed = 0;
 };
 
@@ -76,7 +77,7 @@ std::unique_ptr<nn::Optimizer> make_optimizer(const TrainArgs& a, std::vector<Te
     return std::make_unique<nn::Adam>(std::move(params), o);
   }
   if (a.optimizer == "adamw") {
-    o.weight_decay = a.weight_decay > 0 ? a.weight_decay : 1e-2;
+    o.weight_decay = a.weight_decay_given ? a.weight_decay : 1e-2;
     return std::make_unique<nn::AdamW>(std::move(params), o);
   }
   EMBER_THROW(ValueError, "unknown optimizer '", a.optimizer, "': expected sgd, adam or adamw");
@@ -210,8 +211,9 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--schedule", a->schedule,
                   "learning-rate schedule over the epochs: cosine, step or none")
       ->capture_default_str();
-  cmd->add_option("--weight-decay", a->weight_decay, "weight decay (AdamW default 0.01)")
-      ->transform(real_in(inclusive(0), unbounded_above()));
+  auto* weight_decay =
+      cmd->add_option("--weight-decay", a->weight_decay, "weight decay (AdamW default 0.01)")
+          ->transform(real_in(inclusive(0), unbounded_above()));
   cmd->add_option("--device", a->device, "auto, cpu, cuda[:N] or emu[:N]")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for initialisation, shuffling and dropout")
       ->capture_default_str()
@@ -226,8 +228,9 @@ Runner add_train(CLI::App& app) {
                 "print every step's loss (full precision) on its own line");
   cmd->add_option("--save", a->save, "write a checkpoint here after every epoch");
   cmd->add_option("--resume", a->resume, "continue from this checkpoint");
-  return [cmd, a]() -> int {
+  return [cmd, a, weight_decay]() -> int {
     if (!cmd->parsed()) return -1;
+    a->weight_decay_given = weight_decay->count() > 0;
     return run_train(*a);
   };
 }

@@ -1,7 +1,7 @@
 """Every numeric option of every `ember` command refuses a bad value before anything runs: a
 non-zero exit status (not a crash), nothing on stdout, and one message on stderr that names the
 option, the value given and what is allowed. Good values, the edges of each range among them,
-still run.
+still run, and an explicit value is the one used.
 
 usage: bad_values.py EMBER
 """
@@ -54,6 +54,11 @@ GOOD = [
     (["demo", "--device", "cpu", "--size", "1"], ["demo: OK"]),
 ]
 
+# An explicit value is used even where it equals a default's placeholder: AdamW with
+# --weight-decay 0 takes the same steps as Adam (no decay at all), not AdamW's default 0.01.
+SAME_STEPS = (["--optimizer", "adamw", "--weight-decay", "0"], ["--optimizer", "adam"])
+OTHER_STEPS = ["--optimizer", "adamw"]
+
 
 def run(ember, args):
     return subprocess.run([ember] + args, capture_output=True, text=True, timeout=600)
@@ -100,6 +105,14 @@ def main():
         if r.returncode != 0 or missing:
             failures.append(f"`ember {' '.join(args)}`: exit status {r.returncode}, "
                             f"missing {missing}:\n{r.stdout}\n{r.stderr}")
+    def steps(args):
+        r = run(ember, ["train", "--epochs", "1", "--max-steps", "8", "--log-steps"] + args)
+        return [line for line in r.stdout.splitlines() if line.startswith("step ")]
+    checked += 1
+    a, b, c = steps(SAME_STEPS[0]), steps(SAME_STEPS[1]), steps(OTHER_STEPS)
+    if len(a) != 8 or a != b or a == c:
+        failures.append(f"{SAME_STEPS[0]} should take the steps of {SAME_STEPS[1]} and not those "
+                        f"of {OTHER_STEPS}:\n{a}\n{b}\n{c}")
     for f in failures:
         print(f"FAIL {f}")
     print(f"{checked - len(failures)} of {checked} command lines behaved")
