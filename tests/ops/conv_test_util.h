@@ -1,9 +1,11 @@
 // What the conv2d tests share (tests/ops on the cpu, tests/cuda on the GPU backends): a
-// case table row, the parameters in one call, and a guard that restores the algorithm registry.
+// case table row, the parameters in one call, a guard that restores the algorithm registry, and
+// how to tell a build that lacks an algorithm's instructions.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 #include "ops/conv2d.h"
 #include "ops/conv_algo.h"
@@ -35,5 +37,12 @@ struct ConvPolicyGuard {
     ops::clear_conv_algo_cache();
   }
 };
+
+// True when the registry refuses candidate `c` because this build lacks the instructions it
+// needs (implicit_gemm_cpu without AVX-512: "built without AVX-512"). Such a candidate is a case
+// to skip, loudly, with that reason; any other refusal is the registry's to justify.
+inline bool built_without_instructions(const ops::ConvCandidate& c) {
+  return !c.supported && c.reason.find("built without") != std::string::npos;
+}
 
 }  // namespace ember::test
