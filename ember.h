@@ -33,5 +33,6 @@
 #include "nn/linear.h"
 #include "nn/models.h"
 #include "nn/module.h"
+#include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "nn/serialize.h"

@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/validate.h"
 #include "ops/conv2d.h"
-#include "ops/conv_algo.h"
+#include "ops/conv2d_algo.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
 #include "runtime/rng.h"

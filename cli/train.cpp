@@ -18,6 +18,7 @@
 #include "nn/checkpoint.h"
 #include "nn/datasets.h"
 #include "nn/models.h"
+#include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"

@@ -13,7 +13,7 @@
 // Adding a kernel: one line in EMBER_KERNEL_LIST, one definition per device. Adding a device:
 // one more namespace declared from the list and one more table in kernels/kernel_table.cpp.
 // Algorithms that exist on one device only (the cpu's im2col_gemm, cuDNN) are not entries
-// here: the convolution registry (ops/conv_algo.h) reaches them.
+// here: the convolution registry (ops/conv2d_algo.h) reaches them.
 #pragma once
 
 #include <cstddef>

@@ -72,12 +72,15 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
   k.layout = ConvLayout::nchw;
   k.direction = direction;
   k.deterministic = conv_deterministic() ? 1 : 0;
-  k.n = xs[0], k.c = xs[1], k.h = xs[2], k.w = xs[3];
-  k.k = ws[0], k.r = ws[2], k.s = ws[3];
-  k.stride_h = p.stride[0], k.stride_w = p.stride[1];
-  k.pad_h = p.padding[0], k.pad_w = p.padding[1];
-  k.dil_h = p.dilation[0], k.dil_w = p.dilation[1];
-  k.groups = p.groups;
+  kernels::ConvShape& s = k.shape;
+  s.n = xs[0], s.c = xs[1], s.h = xs[2], s.w = xs[3];
+  s.k = ws[0], s.r = ws[2], s.s = ws[3];
+  s.stride_h = p.stride[0], s.stride_w = p.stride[1];
+  s.pad_h = p.padding[0], s.pad_w = p.padding[1];
+  s.dil_h = p.dilation[0], s.dil_w = p.dilation[1];
+  s.groups = p.groups;
+  const Shape ys = output_shape("conv2d", xs, ws, p);
+  s.oh = ys[2], s.ow = ys[3];
   return k;
 }
 
@@ -98,15 +101,14 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
   const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
-  ConvBuffers b;
-  b.x = xc.data_ptr(), b.w = wc.data_ptr(), b.bias = bc.defined() ? bc.data_ptr() : nullptr;
-  b.y = y.data_ptr();
   if (x.size(1) == 0) {
     y.fill_(0.0);
     if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
     return y;
   }
-  run_conv(conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p), b);
+  run_conv_forward(conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p),
+                   xc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
+                   y.data_ptr());
   return y;
 }
 
@@ -123,10 +125,9 @@ Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& 
   if (dx.numel() == 0) return dx;
   if (grad_y.numel() == 0) return dx.zero_();
   const Tensor gc = grad_y.contiguous(), wc = w.contiguous();
-  ConvBuffers b;
-  b.dy = gc.data_ptr(), b.w = wc.data_ptr(), b.dx = dx.data_ptr();
-  run_conv(conv2d_key(ConvDirection::backward_data, x_shape, w.shape(), w.dtype(), w.device(), p),
-           b);
+  run_conv_backward_data(
+      conv2d_key(ConvDirection::backward_data, x_shape, w.shape(), w.dtype(), w.device(), p),
+      gc.data_ptr(), wc.data_ptr(), dx.data_ptr());
   return dx;
 }
 
@@ -143,10 +144,9 @@ Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape
   if (dw.numel() == 0) return dw;
   if (grad_y.numel() == 0) return dw.zero_();
   const Tensor gc = grad_y.contiguous(), xc = x.contiguous();
-  ConvBuffers b;
-  b.dy = gc.data_ptr(), b.x = xc.data_ptr(), b.dw = dw.data_ptr();
-  run_conv(conv2d_key(ConvDirection::backward_filter, x.shape(), w_shape, x.dtype(), x.device(), p),
-           b);
+  run_conv_backward_filter(
+      conv2d_key(ConvDirection::backward_filter, x.shape(), w_shape, x.dtype(), x.device(), p),
+      gc.data_ptr(), xc.data_ptr(), dw.data_ptr());
   return dw;
 }
 

@@ -1,6 +1,6 @@
 // 2-D convolution (NCHW, float32/float64, on the cpu, cuda and emu devices): forward and both
 // backward passes, autograd-free. Checks and shape inference live here; the work is dispatched
-// through the algorithm registry (ops/conv_algo.h) to the kernels in kernels/cpu/conv2d_* or
+// through the algorithm registry (ops/conv2d_algo.h) to the kernels in kernels/cpu/conv2d_* or
 // kernels/cuda/conv2d_*.
 //
 // Shapes: x [N, C, H, W], w [K, C/groups, R, S], bias [K], y [N, K, OH, OW] with
@@ -15,7 +15,7 @@
 #include <array>
 #include <cstdint>
 
-#include "ops/conv_algo.h"
+#include "ops/conv2d_algo.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "common.h"
-#include "ops/conv_algo.h"
+#include "ops/conv2d.h"
 #include "ops/matmul.h"
 #include "runtime/env.h"
 #include "runtime/gpu.h"
@@ -159,37 +159,21 @@ void init_runtime(pb::module_& m) {
         auto s = pair_arg(stride, "stride"), p = pair_arg(padding, "padding"),
              d = pair_arg(dilation, "dilation");
         Device dev = device_arg(device);
-        ops::ConvKey k;
-        std::memset(&k, 0, sizeof k);
-        k.device_type = dev.type;
-        k.device_index = static_cast<int16_t>(dev.index);
-        k.dtype = dtype_arg(dtype, kFloat32);
-        k.math = ops::ConvMathMode::fp32;
-        k.layout = ops::ConvLayout::nchw;
+        ops::ConvDirection dir;
         if (direction == "forward")
-          k.direction = ops::ConvDirection::forward;
+          dir = ops::ConvDirection::forward;
         else if (direction == "backward_data")
-          k.direction = ops::ConvDirection::backward_data;
+          dir = ops::ConvDirection::backward_data;
         else if (direction == "backward_filter")
-          k.direction = ops::ConvDirection::backward_filter;
+          dir = ops::ConvDirection::backward_filter;
         else
           throw pb::value_error(
               "direction must be 'forward', 'backward_data' or 'backward_filter'");
-        k.deterministic = ops::conv_deterministic() ? 1 : 0;
-        k.n = input[0];
-        k.c = input[1];
-        k.h = input[2];
-        k.w = input[3];
-        k.k = weight[0];
-        k.r = weight[2];
-        k.s = weight[3];
-        k.stride_h = s[0];
-        k.stride_w = s[1];
-        k.pad_h = p[0];
-        k.pad_w = p[1];
-        k.dil_h = d[0];
-        k.dil_w = d[1];
-        k.groups = groups;
+        ops::Conv2dParams cp;
+        cp.stride = {s[0], s[1]}, cp.padding = {p[0], p[1]}, cp.dilation = {d[0], d[1]};
+        cp.groups = groups;
+        const ops::ConvKey k =
+            ops::conv2d_key(dir, input, weight, dtype_arg(dtype, kFloat32), dev, cp);
         ops::ConvSelection sel = ops::explain_conv_algos(k);
         pb::dict r;
         r["key"] = ops::conv_key_string(k);

@@ -13,7 +13,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/pool2d.h"
 #include "ops/conv2d.h"
-#include "ops/conv_algo.h"
+#include "ops/conv2d_algo.h"
 #include "runtime/rng.h"
 #include "skip_case.h"
 

@@ -1,4 +1,4 @@
-// conv2d on the GPU backends: both GPU algorithms (gpu_direct, implicit_gemm), in every
+// conv2d on the GPU backends: both GPU algorithms (direct, implicit_gemm), in every
 // direction and every thread order, against the cpu's direct convolution in float64, on odd
 // shapes (batch 1, channels not a multiple of 8, sizes that straddle the tiles, 1x1 and 5x5,
 // stride, padding, dilation, groups, depthwise, M = N = K = 1, split-K backward-filter) and
@@ -13,7 +13,7 @@
 #include "autograd/gradcheck.h"
 #include "cuda/cuda_test_util.h"
 #include "ops/conv2d.h"
-#include "ops/conv_algo.h"
+#include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -24,7 +24,7 @@ namespace {
 
 using ops::Conv2dParams;
 
-const char* const kGpuAlgos[] = {"gpu_direct", "implicit_gemm"};
+const char* const kGpuAlgos[] = {"direct", "implicit_gemm"};
 
 const std::vector<ConvCase>& cases() {
   static const std::vector<ConvCase> c = {
@@ -189,7 +189,7 @@ TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones ref
   const ops::ConvKey dw =
       ops::conv2d_key(ops::ConvDirection::forward, {8, 32, 16, 16}, {32, 1, 3, 3}, kFloat32, emu(),
                       conv_params(1, 1, 1, 1, 1, 1, 32));
-  CHECK(ops::explain_conv_algos(dw).chosen == "gpu_direct");
+  CHECK(ops::explain_conv_algos(dw).chosen == "direct");
   // Unforced, a convolution on the device runs there.
   std::mt19937 g(fresh_seed());
   const Tensor x = device_operand({1, 3, 6, 5}, kFloat64, Layout::contiguous, emu(), -1, 1, g);

@@ -6,6 +6,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/functions.h"
+#include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 
 using namespace ember;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ops/conv2d.h"
-#include "ops/conv_algo.h"
+#include "ops/conv2d_algo.h"
 
 namespace ember::test {
 
@@ -39,7 +39,7 @@ struct ConvPolicyGuard {
 };
 
 // True when the registry refuses candidate `c` because this build lacks the instructions it
-// needs (implicit_gemm_cpu without AVX-512: "built without AVX-512"). Such a candidate is a case
+// needs (implicit_gemm on the cpu without AVX-512: "built without AVX-512"). Such a candidate is a case
 // to skip, loudly, with that reason; any other refusal is the registry's to justify.
 inline bool built_without_instructions(const ops::ConvCandidate& c) {
   return !c.supported && c.reason.find("built without") != std::string::npos;

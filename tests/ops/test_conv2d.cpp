@@ -9,7 +9,7 @@
 
 #include "op_test_util.h"
 #include "ops/conv2d.h"
-#include "ops/conv_algo.h"
+#include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
 #include "skip_case.h"
 
@@ -39,14 +39,14 @@ const std::vector<ConvCase>& cases() {
       {"wide rows, 21 filters", 2, 5, 37, 40, 21, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"70 filters, 5x5 padding 2", 3, 7, 7, 9, 70, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 1)},
       {"1x1 padding 2", 2, 3, 5, 6, 4, 1, 1, conv_params(1, 1, 2, 2, 1, 1, 1)},
-      // Output rows a multiple of 16 wide (implicit_gemm_cpu reads padded images directly),
+      // Output rows a multiple of 16 wide (the cpu implicit_gemm reads padded images directly),
       // with a last panel half full, dilation, groups and padding beyond the filter.
       {"rows of 32", 2, 5, 9, 32, 13, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"rows of 16, odd height", 3, 7, 5, 16, 10, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"rows of 16, dilation 2", 1, 3, 12, 16, 9, 3, 3, conv_params(1, 1, 2, 2, 2, 2, 1)},
       {"rows of 16, groups 2", 2, 4, 6, 16, 6, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
       {"rows of 16, 1x1 padding 2", 2, 3, 5, 12, 4, 1, 1, conv_params(1, 1, 2, 2, 1, 1, 1)},
-      // Other widths with OH*OW a multiple of 16 (implicit_gemm_cpu's shifted flat copies).
+      // Other widths with OH*OW a multiple of 16 (the cpu implicit_gemm's shifted flat copies).
       {"8x8 images", 2, 5, 8, 8, 7, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"flat, dilation 2, uneven padding", 3, 3, 8, 12, 10, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
       {"flat, groups 3", 2, 6, 4, 4, 9, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 3)},
@@ -117,7 +117,8 @@ void check_close(const Tensor& got, const std::vector<double>& want,
   }
 }
 
-// The registered algorithms that run on the cpu (the GPU ones refuse a cpu key).
+// The registered algorithms that run on the cpu (every built-in one: im2col_gemm is the cpu's
+// alone, direct and implicit_gemm run on every device).
 std::vector<std::string> cpu_algo_names() {
   const ops::ConvKey key =
       ops::conv2d_key(ConvDirection::forward, {1, 1, 1, 1}, {1, 1, 1, 1}, kFloat32, kCPU, {});
@@ -269,19 +270,31 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
   // float64, and gives up at run time: selection must rank it first under the heuristic, skip it
   // under the deterministic policy, and fall back past it when it throws.
   int runs = 0;
-  ops::ConvAlgo fake;
-  fake.name = "test_flaky";
-  fake.deterministic = false;
-  fake.supports = [](const ops::ConvKey& k, std::string* why) {
-    if (k.dtype != kFloat64) return *why = "float64 only", false;
-    return true;
+  struct Flaky final : ops::ConvAlgo {
+    int* runs;
+    explicit Flaky(int* r) : ConvAlgo("test_flaky", /*deterministic=*/false), runs(r) {}
+    ops::ConvBackend backend(DeviceType) const override { return ops::ConvBackend::cpu; }
+    bool supports(const ops::ConvKey& k, std::string* why) const override {
+      if (k.dtype != kFloat64) return *why = "float64 only", false;
+      return true;
+    }
+    size_t workspace_bytes(const ops::ConvKey&) const override { return 0; }
+    double cost(const ops::ConvKey&) const override { return -1.0; }
+    void run_forward(const ops::ConvKey&, const void*, const void*, const void*, void*,
+                     ops::ConvWorkspace) const override {
+      ++*runs;
+      throw ops::ConvNotSupported("test_flaky: not today");
+    }
+    void run_backward_data(const ops::ConvKey&, const void*, const void*, void*,
+                           ops::ConvWorkspace) const override {
+      throw ops::ConvNotSupported("test_flaky: forward only");
+    }
+    void run_backward_filter(const ops::ConvKey&, const void*, const void*, void*,
+                             ops::ConvWorkspace) const override {
+      throw ops::ConvNotSupported("test_flaky: forward only");
+    }
   };
-  fake.workspace_bytes = [](const ops::ConvKey&) { return size_t{0}; };
-  fake.cost = [](const ops::ConvKey&) { return -1.0; };
-  fake.run = [&runs](const ops::ConvKey&, const ops::ConvBuffers&, void*, size_t) {
-    ++runs;
-    throw ops::ConvNotSupported("test_flaky: not today");
-  };
+  const auto fake = std::make_shared<const Flaky>(&runs);
   ops::register_conv_algo(fake);
   struct Unregister {
     ~Unregister() { ops::unregister_conv_algo("test_flaky"); }

@@ -2,8 +2,13 @@
 // convolution, and which one runs it (see docs/conv.md).
 //
 // A ConvKey describes one convolution completely (everything that can change the answer or the
-// speed). Each ConvAlgo says whether it supports a key, how much workspace it needs and how to
-// run it. A policy ranks the supporting algorithms for a key:
+// speed). Each ConvAlgo says whether it supports a key (per device, with the reason), how much
+// workspace it needs, what it costs, and runs each direction through a function of its own
+// (run_forward, run_backward_data, run_backward_filter). An algorithm that exists on several
+// devices is one entry: `direct` and `implicit_gemm` run on cpu, cuda and emu through the
+// devices' kernel tables; `im2col_gemm` is the cpu's alone. The registry lives in
+// ops/conv2d_registry.cpp, the built-in algorithms in ops/conv2d_algos.cpp.
+// A policy ranks the supporting algorithms for a key:
 //   heuristic     (default) lowest estimated cost first;
 //   deterministic only algorithms that give bit-identical results run to run
 //                 (set_conv_deterministic(true));
@@ -15,7 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -47,9 +52,9 @@ struct ConvKey {
   ConvDirection direction;
   uint8_t deterministic;  // 1 when the deterministic policy is on
   int16_t device_index;
-  int64_t n, c, h, w;  // input
-  int64_t k, r, s;     // filters (count, height, width)
-  int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups;
+  kernels::ConvShape shape;  // the geometry, output size included (conv2d_key computes it once)
+
+  Device device() const { return Device(device_type, device_index); }
 };
 static_assert(std::has_unique_object_representations_v<ConvKey>, "ConvKey must have no padding");
 static_assert(std::is_trivially_copyable_v<ConvKey>);
@@ -61,48 +66,65 @@ inline bool operator!=(const ConvKey& a, const ConvKey& b) {
 struct ConvKeyHash {
   size_t operator()(const ConvKey& k) const;
 };
-// The kernels' view of a key (output size computed from the key).
-kernels::ConvShape conv_shape_of(const ConvKey& k);
 // "forward f32 cpu N2 C3 H9 W9 K4 R3 S3 stride 1x1 pad 0x0 dil 1x1 groups 1".
 std::string conv_key_string(const ConvKey& k);
 
-// The buffers of one convolution (contiguous; see kernels/conv_shape.h for the layouts). Each
-// direction reads and writes its own subset:
-//   forward          x, w, bias (may be null) -> y
-//   backward_data    dy, w                    -> dx
-//   backward_filter  dy, x                    -> dw
-struct ConvBuffers {
-  const void* x = nullptr;
-  const void* w = nullptr;
-  const void* bias = nullptr;
-  const void* dy = nullptr;
-  void* y = nullptr;
-  void* dx = nullptr;
-  void* dw = nullptr;
-};
-
-// Thrown by an algorithm's run() when it finds it cannot handle a key after all: the registry
-// tries the next algorithm.
+// Thrown by an algorithm's run function when it finds it cannot handle a key after all: the
+// registry tries the next algorithm.
 class ConvNotSupported : public Error {
   using Error::Error;
 };
 
-struct ConvAlgo {
-  std::string name;
-  ConvBackend backend = ConvBackend::cpu;
-  bool deterministic = true;
-  // requires: non-null `why`. ensures: false with the reason in *why when unsupported.
-  std::function<bool(const ConvKey&, std::string* why)> supports;
-  std::function<size_t(const ConvKey&)> workspace_bytes;
-  // Estimated run time in arbitrary units, for the heuristic policy (lower is better).
-  std::function<double(const ConvKey&)> cost;
-  std::function<void(const ConvKey&, const ConvBuffers&, void* workspace, size_t ws_bytes)> run;
+// Scratch memory for one run: workspace_bytes(key) bytes on the key's device (null when 0).
+struct ConvWorkspace {
+  void* data = nullptr;
+  size_t bytes = 0;
 };
+
+// One way to compute a convolution. Buffers are contiguous in the layouts of
+// kernels/conv_shape.h (x, dx NCHW; w, dw KCRS; y, dy NCHW); outputs are written in full.
+class ConvAlgo {
+ public:
+  ConvAlgo(std::string name, bool deterministic)
+      : name_(std::move(name)), deterministic_(deterministic) {}
+  virtual ~ConvAlgo() = default;
+
+  const std::string& name() const { return name_; }
+  // Bit-identical results run to run.
+  bool deterministic() const { return deterministic_; }
+  // Who runs it on a device type: Ember's cpu kernels, Ember's GPU kernels or a library.
+  virtual ConvBackend backend(DeviceType device) const = 0;
+  // requires: non-null `why`. ensures: false with the reason in *why when unsupported.
+  virtual bool supports(const ConvKey& key, std::string* why) const = 0;
+  virtual size_t workspace_bytes(const ConvKey& key) const = 0;
+  // Estimated run time in arbitrary units, for the heuristic policy (lower is better).
+  virtual double cost(const ConvKey& key) const = 0;
+
+  // requires: supports(key) for key.direction == forward; bias may be null.
+  // ensures:  y = conv(x, w) (+ bias). Throws ConvNotSupported to hand over to the next one.
+  virtual void run_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
+                           void* y, ConvWorkspace ws) const = 0;
+  // requires: supports(key) for key.direction == backward_data. ensures: dx = dL/dx from dy.
+  virtual void run_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx,
+                                 ConvWorkspace ws) const = 0;
+  // requires: supports(key) for key.direction == backward_filter. ensures: dw = dL/dw.
+  virtual void run_backward_filter(const ConvKey& key, const void* dy, const void* x, void* dw,
+                                   ConvWorkspace ws) const = 0;
+
+ private:
+  std::string name_;
+  bool deterministic_;
+};
+using ConvAlgoPtr = std::shared_ptr<const ConvAlgo>;
+
+// The built-in algorithms, in the order the registry starts with (ops/conv2d_algos.cpp).
+std::vector<ConvAlgoPtr> builtin_conv_algos();
 
 // All registered algorithms, in registration order.
 std::vector<std::string> conv_algo_names();
-// Adds an algorithm. requires: its name is new (ValueError otherwise).
-void register_conv_algo(ConvAlgo algo);
+// Adds an algorithm. requires: a non-null algorithm with a new, non-empty name (ValueError
+// otherwise).
+void register_conv_algo(ConvAlgoPtr algo);
 // Removes an algorithm by name; true when it was registered. Clears the selection cache.
 bool unregister_conv_algo(const std::string& name);
 
@@ -138,11 +160,15 @@ struct ConvSelection {
 // unsupported key or an unknown forced name: the reasons say so.
 ConvSelection explain_conv_algos(const ConvKey& key);
 
-// Runs the convolution with the best algorithm for `key` that succeeds, trying the next on
-// ConvNotSupported or OutOfMemory. Returns the name of the algorithm that ran.
+// Run one direction with the best algorithm for `key` that succeeds, trying the next on
+// ConvNotSupported or OutOfMemory. Each returns the name of the algorithm that ran.
+// requires: key.direction is the function's direction (ValueError otherwise).
 // Throws ValueError when the forced name is unknown or does not support the key (naming the
 // ones that do), and ConvNotSupported when no algorithm can run the key.
-std::string run_conv(const ConvKey& key, const ConvBuffers& buffers);
+std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
+                             void* y);
+std::string run_conv_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx);
+std::string run_conv_backward_filter(const ConvKey& key, const void* dy, const void* x, void* dw);
 
 // Empties the per-key ranking cache (and re-reads EMBER_CONV_ALGO on next use).
 void clear_conv_algo_cache();

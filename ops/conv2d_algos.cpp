@@ -1,0 +1,181 @@
+// The built-in convolution algorithms: each one registry entry, with per-device support, cost
+// and a run function per direction that calls the device's kernels.
+//   im2col_gemm    cpu: the receptive fields unrolled into a column matrix, then Eigen's GEMM
+//   direct         cpu, cuda, emu: the definition's loops (one thread per output on a GPU)
+//   implicit_gemm  cpu (AVX-512 builds, float32), cuda, emu: a GEMM whose operand tiles are
+//                  gathered from the NCHW tensors, no column matrix
+#include <omp.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "kernels/cpu/conv2d_im2col.h"
+#include "kernels/cpu/conv2d_implicit_gemm.h"
+#include "ops/conv2d_algo.h"
+#include "ops/dispatch.h"
+
+namespace ember::ops {
+
+namespace {
+
+namespace kc = kernels::cpu;
+using kernels::ConvShape;
+
+bool is_gpu(DeviceType t) {
+  return t == DeviceType::CUDA || t == DeviceType::EMU;
+}
+
+// What every built-in algorithm needs of a key on the devices it has kernels for.
+bool floats_nchw(const ConvKey& k, std::string* why) {
+  if (k.dtype != DType::f32 && k.dtype != DType::f64)
+    return *why = "float32 and float64 only", false;
+  if (k.layout != ConvLayout::nchw) return *why = "NCHW layout only", false;
+  return true;
+}
+
+double threads() {
+  return static_cast<double>(std::max(1, omp_get_max_threads()));
+}
+
+// Ember's own kernels: the cpu's on the cpu, the CUDA kernels on cuda and emu.
+ConvBackend ember_backend(DeviceType t) {
+  return t == DeviceType::CPU ? ConvBackend::cpu : ConvBackend::ember_cuda;
+}
+
+// --- im2col_gemm (cpu) -------------------------------------------------------------------------
+
+class Im2colGemm final : public ConvAlgo {
+ public:
+  Im2colGemm() : ConvAlgo("im2col_gemm", /*deterministic=*/true) {}  // fixed batch partition
+
+  ConvBackend backend(DeviceType) const override { return ConvBackend::cpu; }
+  bool supports(const ConvKey& k, std::string* why) const override {
+    if (k.device_type != DeviceType::CPU) return *why = "runs on the cpu only", false;
+    return floats_nchw(k, why);
+  }
+  size_t workspace_bytes(const ConvKey& k) const override {
+    return kc::conv2d_im2col_workspace_bytes(k.dtype, k.shape, k.direction);
+  }
+  // Eigen's packed GEMM in multiply-adds per nanosecond per thread, plus unrolling the columns.
+  double cost(const ConvKey& k) const override {
+    const ConvShape& s = k.shape;
+    const double rate = k.dtype == DType::f64 ? 4.0 : 8.0;
+    const double cols = s.is_pointwise() ? 0.0 : double(s.n) * s.c * s.r * s.s * s.oh * s.ow;
+    return 2000.0 + static_cast<double>(s.macs()) / (rate * threads()) + cols / threads();
+  }
+  void run_forward(const ConvKey& k, const void* x, const void* w, const void* bias, void* y,
+                   ConvWorkspace ws) const override {
+    kc::conv2d_fwd_im2col(k.dtype, k.shape, x, w, bias, y, ws.data, ws.bytes);
+  }
+  void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,
+                         ConvWorkspace ws) const override {
+    kc::conv2d_bwd_data_im2col(k.dtype, k.shape, dy, w, dx, ws.data, ws.bytes);
+  }
+  void run_backward_filter(const ConvKey& k, const void* dy, const void* x, void* dw,
+                           ConvWorkspace ws) const override {
+    kc::conv2d_bwd_filter_im2col(k.dtype, k.shape, dy, x, dw, ws.data, ws.bytes);
+  }
+};
+
+// --- direct (cpu, cuda, emu) ---------------------------------------------------------------------
+
+class Direct final : public ConvAlgo {
+ public:
+  Direct() : ConvAlgo("direct", /*deterministic=*/true) {}  // fixed summation order per output
+
+  ConvBackend backend(DeviceType t) const override { return ember_backend(t); }
+  bool supports(const ConvKey& k, std::string* why) const override { return floats_nchw(k, why); }
+  size_t workspace_bytes(const ConvKey&) const override { return 0; }
+  // The cpu's scalar loops (backward data slower: modulo tests per tap); on a GPU every operand
+  // comes from global memory per multiply-add, which still wins for depthwise-like shapes,
+  // where a GEMM tile would be mostly empty (implicit_gemm's cost).
+  double cost(const ConvKey& k) const override {
+    const double macs = static_cast<double>(k.shape.macs());
+    if (is_gpu(k.device_type)) return 10.0 + macs / 50.0;
+    const double slow = k.direction == ConvDirection::backward_data ? 0.5 : 1.0;
+    return macs / (0.5 * slow * threads());
+  }
+  void run_forward(const ConvKey& k, const void* x, const void* w, const void* bias, void* y,
+                   ConvWorkspace) const override {
+    const Device dev = k.device();
+    kernels_for(dev).conv2d_fwd_direct(k.dtype, k.shape, x, w, bias, y, stream_of(dev));
+  }
+  void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,
+                         ConvWorkspace) const override {
+    const Device dev = k.device();
+    kernels_for(dev).conv2d_bwd_data_direct(k.dtype, k.shape, dy, w, dx, stream_of(dev));
+  }
+  void run_backward_filter(const ConvKey& k, const void* dy, const void* x, void* dw,
+                           ConvWorkspace) const override {
+    const Device dev = k.device();
+    kernels_for(dev).conv2d_bwd_filter_direct(k.dtype, k.shape, dy, x, dw, stream_of(dev));
+  }
+};
+
+// --- implicit_gemm (cpu with AVX-512, cuda, emu) -------------------------------------------------
+
+class ImplicitGemm final : public ConvAlgo {
+ public:
+  // cpu: a fixed partition of the panels; GPU: split-K partial sums added in a fixed order.
+  ImplicitGemm() : ConvAlgo("implicit_gemm", /*deterministic=*/true) {}
+
+  ConvBackend backend(DeviceType t) const override { return ember_backend(t); }
+  bool supports(const ConvKey& k, std::string* why) const override {
+    if (!floats_nchw(k, why)) return false;
+    const char* reason = "";
+    try {
+      if (kernels_for(k.device())
+              .conv2d_implicit_gemm_supports(k.dtype, k.shape, k.direction, &reason))
+        return true;
+    } catch (const DeviceError& e) {  // a device this build has no kernels for
+      return *why = e.what(), false;
+    }
+    return *why = reason, false;
+  }
+  size_t workspace_bytes(const ConvKey& k) const override {
+    return kernels_for(k.device())
+        .conv2d_implicit_gemm_workspace_bytes(k.dtype, k.shape, k.direction);
+  }
+  // cpu: the micro-kernels run about twice Eigen's rate (16 multiply-adds per vector
+  // instruction, against im2col's 8 per unit) on filter counts rounded up to their tiles; the
+  // kernel estimates its own work (kernels/cpu/conv2d_implicit_gemm.h), so few filters in a
+  // tile, as in the first layer's backward data, leave im2col_gemm cheaper.
+  // GPU: ~8x the direct kernels on a full tile, paying for the unused columns of its tile
+  // (columns per group round up to 16, 32 or a multiple of 64) and a fixed cost per launch.
+  double cost(const ConvKey& k) const override {
+    const ConvShape& s = k.shape;
+    if (!is_gpu(k.device_type))
+      return 1000.0 + kc::conv2d_implicit_gemm_work(s, k.direction) / threads();
+    const int64_t cols = k.direction == ConvDirection::backward_data ? s.cg() : s.kg();
+    const int64_t tile = cols <= 16 ? 16 : cols <= 32 ? 32 : (cols + 63) / 64 * 64;
+    const double waste = static_cast<double>(tile) / static_cast<double>(cols);
+    return 20.0 + static_cast<double>(s.macs()) * waste / 400.0;
+  }
+  void run_forward(const ConvKey& k, const void* x, const void* w, const void* bias, void* y,
+                   ConvWorkspace ws) const override {
+    const Device dev = k.device();
+    kernels_for(dev).conv2d_fwd_implicit_gemm(k.dtype, k.shape, x, w, bias, y, ws.data, ws.bytes,
+                                              stream_of(dev));
+  }
+  void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,
+                         ConvWorkspace ws) const override {
+    const Device dev = k.device();
+    kernels_for(dev).conv2d_bwd_data_implicit_gemm(k.dtype, k.shape, dy, w, dx, ws.data,
+                                                   ws.bytes, stream_of(dev));
+  }
+  void run_backward_filter(const ConvKey& k, const void* dy, const void* x, void* dw,
+                           ConvWorkspace ws) const override {
+    const Device dev = k.device();
+    kernels_for(dev).conv2d_bwd_filter_implicit_gemm(k.dtype, k.shape, dy, x, dw, ws.data,
+                                                     ws.bytes, stream_of(dev));
+  }
+};
+
+}  // namespace
+
+std::vector<ConvAlgoPtr> builtin_conv_algos() {
+  return {std::make_shared<const Im2colGemm>(), std::make_shared<const Direct>(),
+          std::make_shared<const ImplicitGemm>()};
+}
+
+}  // namespace ember::ops
