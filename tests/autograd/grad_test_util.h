@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autograd/gradcheck.h"
+#include "autograd/leaf.h"
 #include "runtime/tensor.h"
 
 namespace ember::test {
@@ -33,6 +34,19 @@ inline void expect_gradcheck(const std::function<Tensor(const std::vector<Tensor
   const bool ok = gradcheck(f, inputs, {}, &why);
   CAPTURE(why);
   CHECK(ok);
+}
+
+// A float64 leaf of shape `s` holding `v`, that requires grad.
+inline Tensor leaf(std::vector<double> v, const Shape& s) {
+  Tensor t = from_vector(v, s);
+  requires_grad_(t);
+  return t;
+}
+
+// a == b elementwise within 1e-12 relative.
+inline void check_values_close(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-12));
 }
 
 }  // namespace ember::test

@@ -8,16 +8,12 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/grad_test_util.h"
 
 using namespace ember;
+using ember::test::leaf;
 
 namespace {
-
-Tensor leaf(std::vector<double> v, Shape s) {
-  Tensor t = from_vector(v, s);
-  requires_grad_(t);
-  return t;
-}
 
 std::string grad_fn_name(const Tensor& t) {
   AutogradMeta* m = autograd_meta_if(t);

@@ -7,23 +7,11 @@
 
 #include "autograd/engine.h"
 #include "autograd/functions.h"
+#include "autograd/grad_test_util.h"
 
 using namespace ember;
-
-namespace {
-
-Tensor leaf(std::vector<double> v, Shape s) {
-  Tensor t = from_vector(v, s);
-  requires_grad_(t);
-  return t;
-}
-
-void check_close(const std::vector<double>& a, const std::vector<double>& b) {
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-12));
-}
-
-}  // namespace
+using ember::test::check_values_close;
+using ember::test::leaf;
 
 TEST_CASE("pow of two tensors broadcasts, with d/da = b a^(b-1) and d/db = a^b log a") {
   const std::vector<double> av = {0.5, 1.5, 2.0, 3.0, 0.25, 1.0};  // [2, 3]
@@ -40,10 +28,10 @@ TEST_CASE("pow of two tensors broadcasts, with d/da = b a^(b-1) and d/db = a^b l
       ga[i * 3 + j] = p * std::pow(x, p - 1);
       gb[j] += std::pow(x, p) * std::log(x);
     }
-  check_close(y.to_vector<double>(), want);
+  check_values_close(y.to_vector<double>(), want);
   backward(sum(y));
-  check_close(grad(a).to_vector<double>(), ga);
-  check_close(grad(b).to_vector<double>(), gb);
+  check_values_close(grad(a).to_vector<double>(), ga);
+  check_values_close(grad(b).to_vector<double>(), gb);
 }
 
 TEST_CASE("where picks elementwise and routes the gradient to the side it picked") {

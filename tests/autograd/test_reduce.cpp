@@ -10,16 +10,13 @@
 #include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/grad_test_util.h"
 
 using namespace ember;
+using ember::test::check_values_close;
+using ember::test::leaf;
 
 namespace {
-
-Tensor leaf(std::vector<double> v, Shape s) {
-  Tensor t = from_vector(v, s);
-  requires_grad_(t);
-  return t;
-}
 
 std::vector<double> random_values(size_t n, std::mt19937& g) {
   std::uniform_real_distribution<double> u(-3.0, 3.0);
@@ -28,10 +25,6 @@ std::vector<double> random_values(size_t n, std::mt19937& g) {
   return v;
 }
 
-void check_close(const std::vector<double>& a, const std::vector<double>& b) {
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-12));
-}
 
 }  // namespace
 
@@ -63,7 +56,7 @@ TEST_CASE("the gradient of amax/amin is shared evenly among tied extremes") {
   zero_grad(x);
   Tensor y = leaf({2, 2, 2}, {3});
   backward(amax(y));
-  check_close(grad(y).to_vector<double>(), {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  check_values_close(grad(y).to_vector<double>(), {1.0 / 3, 1.0 / 3, 1.0 / 3});
 }
 
 TEST_CASE("var and std match two-pass loops, with and without a graph") {
@@ -84,15 +77,15 @@ TEST_CASE("var and std match two-pass loops, with and without a graph") {
     for (double e : v) m += e / 15;
     for (double e : v) ss += (e - m) * (e - m);
     all[0] = ss / static_cast<double>(15 - correction);
-    check_close(var(x, {1}, correction).to_vector<double>(), rows);
-    check_close(var(x, {}, correction).to_vector<double>(), all);
+    check_values_close(var(x, {1}, correction).to_vector<double>(), rows);
+    check_values_close(var(x, {}, correction).to_vector<double>(), all);
     std::vector<double> sd = rows;
     for (double& e : sd) e = std::sqrt(e);
-    check_close(ember::std(x, {1}, correction).to_vector<double>(), sd);
+    check_values_close(ember::std(x, {1}, correction).to_vector<double>(), sd);
     // Without a graph the fused op answers; it must agree with the composite.
     NoGradGuard no_grad;
-    check_close(var(x, {1}, correction).to_vector<double>(), rows);
-    check_close(ember::std(x, {-1}, correction, true).to_vector<double>(), sd);
+    check_values_close(var(x, {1}, correction).to_vector<double>(), rows);
+    check_values_close(ember::std(x, {-1}, correction, true).to_vector<double>(), sd);
   }
   CHECK(var(x, {1}, 1, true).shape() == Shape{3, 1});
   CHECK_FALSE(is_leaf(var(x)));
@@ -102,7 +95,7 @@ TEST_CASE("the gradient of var is 2 (x - mean) / (n - correction)") {
   Tensor x = leaf({1, 2, 4, 7}, {4});
   backward(var(x));
   // mean 3.5, n - 1 = 3.
-  check_close(grad(x).to_vector<double>(), {-5.0 / 3, -3.0 / 3, 1.0 / 3, 7.0 / 3});
+  check_values_close(grad(x).to_vector<double>(), {-5.0 / 3, -3.0 / 3, 1.0 / 3, 7.0 / 3});
 }
 
 TEST_CASE("argmax and argmin return the first extreme's index and record nothing") {
