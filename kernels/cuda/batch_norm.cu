@@ -182,13 +182,24 @@ __global__ void batch_norm_stats_kernel(BatchNormShape s, int64_t parts, const T
   }
 }
 
+// The per-channel coefficients of the elementwise passes, kept in the workspace after the
+// partial statistics, each value already rounded to T as the CPU rounds it.
+// The forward (and eval's dx): out = in * scale + shift.
+struct AffineCoef {
+  double scale, shift;
+};
+// Training's dx = (dy - mean_dy - (x - mean) * k) * a.
+struct GradCoef {
+  double a, mean, k, mean_dy;
+};
+
 // Per channel: the statistics used (merged parts, or the running stats in eval), the running
-// stat update, save_mean/save_invstd, and coef = (scale, shift) rounded to T as the CPU does.
+// stat update, save_mean/save_invstd, and the affine coefficients.
 template <typename T>
 __global__ void batch_norm_fwd_finalize_kernel(BatchNormShape s, int64_t parts, BatchNormParams p,
                                                const T* w, const T* b, T* rmean, T* rvar, T* smean,
                                                T* sinvstd, const double* __restrict__ partial,
-                                               double* coef) {
+                                               AffineCoef* coef) {
   for (int64_t c = global_thread(); c < s.c; c += grid_threads()) {
     double mean, var;
     if (p.training) {
@@ -210,18 +221,18 @@ __global__ void batch_norm_fwd_finalize_kernel(BatchNormShape s, int64_t parts, 
     smean[c] = static_cast<T>(mean);
     sinvstd[c] = static_cast<T>(invstd);
     const double scale = invstd * (w ? static_cast<double>(w[c]) : 1.0);
-    coef[4 * c] = static_cast<T>(scale);
-    coef[4 * c + 1] = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * scale);
+    coef[c].scale = static_cast<T>(scale);
+    coef[c].shift = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * scale);
   }
 }
 
-// out = in * coef[0] + coef[1] per channel (the forward's normalisation, eval's dx).
+// out = in * scale + shift per channel (the forward's normalisation, eval's dx).
 template <typename T, int V>
 __global__ void batch_norm_apply_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ in,
-                                        const double* __restrict__ coef, T* __restrict__ out) {
+                                        const AffineCoef* __restrict__ coef, T* __restrict__ out) {
   ChannelWalk walk(s, V, parts, last_first());
-  const int64_t channel = walk.channel;
-  const T scale = static_cast<T>(coef[4 * channel]), shift = static_cast<T>(coef[4 * channel + 1]);
+  const AffineCoef cf = coef[walk.channel];
+  const T scale = static_cast<T>(cf.scale), shift = static_cast<T>(cf.shift);
   const Vec<T, V>* iv = reinterpret_cast<const Vec<T, V>*>(in);
   Vec<T, V>* ov = reinterpret_cast<Vec<T, V>*>(out);
   int64_t off[kUnroll];
@@ -266,13 +277,14 @@ __global__ void batch_norm_bwd_reduce_kernel(BatchNormShape s, int64_t parts,
   }
 }
 
-// Per channel: dweight, dbias and the coefficients of dx, rounded to T as the CPU does:
-// training (w*invstd, mean, dot*invstd^2/m, sum_dy/m); eval (w*invstd, 0) for the apply kernel.
+// Per channel: dweight, dbias and the coefficients of dx: training's GradCoef
+// (w*invstd, mean, dot*invstd^2/m, sum_dy/m); in eval the AffineCoef (w*invstd, 0) of the
+// apply kernel, in the same place.
 template <typename T>
 __global__ void batch_norm_bwd_finalize_kernel(BatchNormShape s, int64_t parts, bool training,
                                                bool reduced, const T* w, const T* smean,
                                                const T* sinvstd, const double* partial, T* dw,
-                                               T* db, double* coef) {
+                                               T* db, GradCoef* grad, AffineCoef* affine) {
   const double m = static_cast<double>(s.n * s.s);
   for (int64_t c = global_thread(); c < s.c; c += grid_threads()) {
     double sum = 0, dot = 0;
@@ -284,13 +296,14 @@ __global__ void batch_norm_bwd_finalize_kernel(BatchNormShape s, int64_t parts, 
     const double invstd = sinvstd[c], wc = w ? static_cast<double>(w[c]) : 1.0;
     if (dw) dw[c] = static_cast<T>(dot * invstd);
     if (db) db[c] = static_cast<T>(sum);
-    coef[4 * c] = static_cast<T>(wc * invstd);
     if (training) {
-      coef[4 * c + 1] = smean[c];
-      coef[4 * c + 2] = static_cast<T>(dot * invstd * invstd / m);
-      coef[4 * c + 3] = static_cast<T>(sum / m);
+      grad[c].a = static_cast<T>(wc * invstd);
+      grad[c].mean = smean[c];
+      grad[c].k = static_cast<T>(dot * invstd * invstd / m);
+      grad[c].mean_dy = static_cast<T>(sum / m);
     } else {
-      coef[4 * c + 1] = 0.0;
+      affine[c].scale = static_cast<T>(wc * invstd);
+      affine[c].shift = 0.0;
     }
   }
 }
@@ -298,13 +311,12 @@ __global__ void batch_norm_bwd_finalize_kernel(BatchNormShape s, int64_t parts, 
 // Training dx = (dy - mean(dy) - (x - mean) * k) * w * invstd, in T as the CPU computes it.
 template <typename T, int V>
 __global__ void batch_norm_bwd_dx_kernel(BatchNormShape s, int64_t parts, const T* __restrict__ x,
-                                         const T* __restrict__ dy, const double* __restrict__ coef,
-                                         T* __restrict__ dx) {
+                                         const T* __restrict__ dy,
+                                         const GradCoef* __restrict__ coef, T* __restrict__ dx) {
   ChannelWalk walk(s, V, parts, last_first());
-  const int64_t channel = walk.channel;
-  const double* cf = coef + 4 * channel;
-  const T ta = static_cast<T>(cf[0]), tmean = static_cast<T>(cf[1]);
-  const T tk = static_cast<T>(cf[2]), tmdy = static_cast<T>(cf[3]);
+  const GradCoef cf = coef[walk.channel];
+  const T ta = static_cast<T>(cf.a), tmean = static_cast<T>(cf.mean);
+  const T tk = static_cast<T>(cf.k), tmdy = static_cast<T>(cf.mean_dy);
   const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
   const Vec<T, V>* gv = reinterpret_cast<const Vec<T, V>*>(dy);
   Vec<T, V>* dv = reinterpret_cast<Vec<T, V>*>(dx);
@@ -360,7 +372,7 @@ template <typename T, int V>
 void fwd_t(const BatchNormShape& s, const BatchNormParams& p, const T* x, const T* w, const T* b,
            T* rmean, T* rvar, T* y, T* smean, T* sinvstd, double* ws, gpu::Stream stream) {
   const PartLaunch pl = part_launch(s, V);
-  double* coef = ws + 3 * s.c * pl.parts;
+  auto* coef = reinterpret_cast<AffineCoef*>(ws + 3 * s.c * pl.parts);
   auto* stats = &batch_norm_stats_kernel<T, V>;
   auto* apply = &batch_norm_apply_kernel<T, V>;
   if (p.training) EMBER_LAUNCH(stats, pl.grid, pl.block, 0, stream, s, pl.parts, x, ws);
@@ -373,26 +385,32 @@ template <typename T, int V>
 void bwd_t(const BatchNormShape& s, bool training, const T* x, const T* dy, const T* w,
            const T* smean, const T* sinvstd, T* dx, T* dw, T* db, double* ws, gpu::Stream stream) {
   const PartLaunch pl = part_launch(s, V);
+  // Training writes GradCoef, eval AffineCoef, in the same per-channel slots.
   double* coef = ws + 3 * s.c * pl.parts;
+  auto* grad = reinterpret_cast<GradCoef*>(coef);
+  auto* affine = reinterpret_cast<AffineCoef*>(coef);
   auto* sums = &batch_norm_bwd_reduce_kernel<T, V>;
   auto* grad_x = &batch_norm_bwd_dx_kernel<T, V>;
   auto* apply = &batch_norm_apply_kernel<T, V>;
   const bool reduce = training || dw || db;
   if (reduce) EMBER_LAUNCH(sums, pl.grid, pl.block, 0, stream, s, pl.parts, x, dy, smean, ws);
   EMBER_LAUNCH(batch_norm_bwd_finalize_kernel<T>, dim3(blocks_for(s.c)), dim3(kBlock), 0, stream, s,
-               pl.parts, training, reduce, w, smean, sinvstd, ws, dw, db, coef);
+               pl.parts, training, reduce, w, smean, sinvstd, ws, dw, db, grad, affine);
   if (!dx) return;
   if (training)
-    EMBER_LAUNCH(grad_x, pl.grid, pl.block, 0, stream, s, pl.parts, x, dy, coef, dx);
+    EMBER_LAUNCH(grad_x, pl.grid, pl.block, 0, stream, s, pl.parts, x, dy, grad, dx);
   else
-    EMBER_LAUNCH(apply, pl.grid, pl.block, 0, stream, s, pl.parts, dy, coef, dx);
+    EMBER_LAUNCH(apply, pl.grid, pl.block, 0, stream, s, pl.parts, dy, affine, dx);
 }
 
 }  // namespace
 
-// Three partial statistics per part of each channel and four per-channel coefficients.
+// Three partial statistics per part of each channel, then one GradCoef (the larger of the two
+// coefficient structs) per channel.
 size_t batch_norm_workspace_bytes(const BatchNormShape& s) {
-  return static_cast<size_t>(s.c * (3 * batch_norm_parts(s) + 4)) * sizeof(double);
+  static_assert(sizeof(GradCoef) == 4 * sizeof(double) && sizeof(AffineCoef) <= sizeof(GradCoef));
+  return static_cast<size_t>(s.c * 3 * batch_norm_parts(s)) * sizeof(double) +
+         static_cast<size_t>(s.c) * sizeof(GradCoef);
 }
 
 void batch_norm_fwd(DType t, const BatchNormShape& s, const BatchNormParams& p, const void* x,
