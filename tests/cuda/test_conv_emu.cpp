@@ -1,6 +1,6 @@
 // conv2d on the GPU backends: both GPU algorithms (direct, implicit_gemm), in every
-// direction and every thread order, against the cpu's direct convolution in float64, on odd
-// shapes (batch 1, channels not a multiple of 8, sizes that straddle the tiles, 1x1 and 5x5,
+// direction and every thread order, on the cases of tests/ops/conv_test_util.h (the cpu tests
+// run the same table) against its naive float64 loops: odd shapes (batch 1, channels not a multiple of 8, sizes that straddle the tiles, 1x1 and 5x5,
 // stride, padding, dilation, groups, depthwise, M = N = K = 1, split-K backward-filter) and
 // non-contiguous operands; empty shapes; mixed devices; gradcheck through autograd in float64.
 #include <doctest/doctest.h>
@@ -26,47 +26,6 @@ using ops::Conv2dParams;
 
 const char* const kGpuAlgos[] = {"direct", "implicit_gemm"};
 
-const std::vector<ConvCase>& cases() {
-  static const std::vector<ConvCase> c = {
-      {"3x3 pad 1, 7x9, C=3 K=5", 2, 3, 7, 9, 5, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"batch 1, 1x1, 13x11, C=5 K=7", 1, 5, 13, 11, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
-      {"5x5 stride 2 pad 2, C=7", 2, 7, 13, 11, 6, 5, 5, conv_params(2, 2, 2, 2, 1, 1, 1)},
-      {"dilation 2", 1, 3, 9, 10, 4, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
-      {"groups 2", 2, 6, 7, 9, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
-      {"depthwise stride 2", 2, 5, 9, 7, 5, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 5)},
-      {"M = N = K = 1", 1, 1, 1, 1, 1, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
-      {"stride (2, 3), pad (1, 0), dilation (1, 2), groups 2", 1, 4, 11, 13, 6, 3, 2,
-       conv_params(2, 3, 1, 0, 1, 2, 2)},
-      {"1x1 stride 3 padding 1", 2, 3, 8, 8, 4, 1, 1, conv_params(3, 3, 1, 1, 1, 1, 1)},
-      {"40 filters, 36 channels (widest tiles)", 1, 36, 6, 5, 40, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"long reduction (split-K backward-filter)", 4, 3, 16, 17, 8, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"several tiles in every dimension, groups 2", 2, 16, 20, 19, 144, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 2)},
-      // Each implicit_gemm tile shape (Note [Choosing the tile]; the emulator has 8
-      // multiprocessors), with partial tiles along both dims.
-      {"16 filters, 5 channels (512 x 16 tiles)", 2, 5, 44, 45, 16, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"24 filters, 5 channels, stride 2 (256 x 32; 512 x 16 backward-data)", 2, 5, 61, 60, 24, 3,
-       3, conv_params(2, 2, 1, 1, 1, 1, 1)},
-      {"27 filters, 16 channels (128 x 32; 256 x 32 backward-filter)", 1, 16, 6, 7, 27, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"40 filters, 48 channels per group, groups 2 (256 x 64)", 1, 96, 42, 44, 80, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 2)},
-      {"48 filters, 6 channels (128 x 64)", 1, 6, 30, 33, 48, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"150 filters, 70 channels, 1x1 (128 x 128; 128 x 64 backward-data)", 1, 70, 20, 21, 150, 1,
-       1, conv_params(1, 1, 0, 0, 1, 1, 1)},
-      {"20 channels, 5 filters, stride 2 (256 x 32 backward-data)", 1, 20, 61, 60, 5, 3, 3,
-       conv_params(2, 2, 1, 1, 1, 1, 1)},
-      {"100 channels, 3 filters, 1x1 (128 x 128 backward-data)", 1, 100, 30, 31, 3, 1, 1,
-       conv_params(1, 1, 0, 0, 1, 1, 1)},
-      {"16 filters, 200 channels (512 x 16 backward-filter)", 1, 200, 4, 4, 16, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-  };
-  return c;
-}
 
 double scale_of(const Tensor& ref) {
   const double m = ref.numel() == 0 ? 0.0 : ops::amax(ops::abs(ref)).item();
@@ -96,8 +55,8 @@ TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in ever
   CAPTURE(seed);
   std::mt19937 g(seed);
   const Layout layouts[] = {Layout::contiguous, Layout::transposed, Layout::sliced};
-  for (size_t ci = 0; ci < cases().size(); ++ci) {
-    const ConvCase& cs = cases()[ci];
+  for (size_t ci = 0; ci < conv_cases().size(); ++ci) {
+    const ConvCase& cs = conv_cases()[ci];
     CAPTURE(cs.name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
     const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
@@ -110,13 +69,13 @@ TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in ever
       const Tensor w = device_operand(ws, t, layouts[(ci + 1) % 3], emu(), -1, 1, g);
       const Tensor b = device_operand({cs.k}, t, Layout::contiguous, emu(), -1, 1, g);
       const Tensor dy = device_operand(ys, t, layouts[(ci + 2) % 3], emu(), -1, 1, g);
-      const Tensor xr = x.to(kCPU, kFloat64), wr = w.to(kCPU, kFloat64);
-      const Tensor br = b.to(kCPU, kFloat64), dyr = dy.to(kCPU, kFloat64);
-      ops::set_conv_algo("direct");
-      const Tensor y_ref = ops::conv2d(xr, wr, br, cs.p);
-      const Tensor y_nobias_ref = ops::conv2d(xr, wr, Tensor(), cs.p);
-      const Tensor dx_ref = ops::conv2d_backward_data(dyr, wr, xs, cs.p);
-      const Tensor dw_ref = ops::conv2d_backward_filter(dyr, xr, ws, cs.p);
+      // The naive float64 loops of conv_test_util.h, on the operands' values.
+      const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>();
+      const ConvRef ref = conv_reference(cs, xv, wv, b.to_vector<double>(),
+                                         dy.to_vector<double>(), ys[2], ys[3]);
+      const ConvRef ref_nobias = conv_reference(cs, xv, wv, {}, {}, ys[2], ys[3]);
+      const Tensor y_ref = from_vector(ref.y, ys), y_nobias_ref = from_vector(ref_nobias.y, ys);
+      const Tensor dx_ref = from_vector(ref.dx, xs), dw_ref = from_vector(ref.dw, ws);
       for (const char* algo : kGpuAlgos) {
         CAPTURE(algo);
         ops::set_conv_algo(algo);

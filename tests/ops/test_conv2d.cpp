@@ -20,84 +20,6 @@ using ops::ConvDirection;
 
 namespace {
 
-const std::vector<ConvCase>& cases() {
-  static const std::vector<ConvCase> c = {
-      {"3x3 plain", 2, 3, 7, 6, 5, 3, 3, conv_params(1, 1, 0, 0, 1, 1, 1)},
-      {"batch 1, 1x1 pointwise", 1, 5, 4, 9, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
-      {"1x1 stride 2", 3, 4, 7, 5, 3, 1, 1, conv_params(2, 2, 0, 0, 1, 1, 1)},
-      {"5x5 padding 2", 2, 3, 9, 8, 4, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 1)},
-      {"3x3 stride 2 pad 1", 3, 6, 11, 10, 5, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
-      {"dilation 2", 2, 3, 10, 9, 4, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
-      {"groups 2", 2, 6, 7, 7, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
-      {"depthwise", 2, 5, 8, 6, 5, 3, 3, conv_params(2, 1, 1, 1, 1, 1, 5)},
-      {"depthwise multiplier 2", 1, 3, 6, 7, 6, 3, 2, conv_params(1, 2, 1, 0, 1, 1, 3)},
-      {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, conv_params(2, 3, 1, 2, 2, 1, 1)},
-      {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3,
-       conv_params(1, 1, 1, 1, 1, 1, 1)},
-      // Rows wider than one 32-column panel, filter counts off the 8/16/64 tiles, panels that
-      // span images, and padding larger than the filter.
-      {"wide rows, 21 filters", 2, 5, 37, 40, 21, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"70 filters, 5x5 padding 2", 3, 7, 7, 9, 70, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 1)},
-      {"1x1 padding 2", 2, 3, 5, 6, 4, 1, 1, conv_params(1, 1, 2, 2, 1, 1, 1)},
-      // Output rows a multiple of 16 wide (the cpu implicit_gemm reads padded images directly),
-      // with a last panel half full, dilation, groups and padding beyond the filter.
-      {"rows of 32", 2, 5, 9, 32, 13, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"rows of 16, odd height", 3, 7, 5, 16, 10, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"rows of 16, dilation 2", 1, 3, 12, 16, 9, 3, 3, conv_params(1, 1, 2, 2, 2, 2, 1)},
-      {"rows of 16, groups 2", 2, 4, 6, 16, 6, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
-      {"rows of 16, 1x1 padding 2", 2, 3, 5, 12, 4, 1, 1, conv_params(1, 1, 2, 2, 1, 1, 1)},
-      // Other widths with OH*OW a multiple of 16 (the cpu implicit_gemm's shifted flat copies).
-      {"8x8 images", 2, 5, 8, 8, 7, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-      {"flat, dilation 2, uneven padding", 3, 3, 8, 12, 10, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
-      {"flat, groups 3", 2, 6, 4, 4, 9, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 3)},
-      {"flat, 64 filters of 32 channels", 1, 32, 8, 8, 64, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-  };
-  return c;
-}
-
-// Naive float64 convolution in scatter form (one loop nest for all three directions):
-// y[n,k,oh,ow] = sum x[n,c,ih,iw] * w[k,c',r,s]; also returns, per element, the sum of |terms|
-// (for a rounding tolerance).
-struct Ref {
-  std::vector<double> y, dx, dw, y_abs, dx_abs, dw_abs;
-};
-
-Ref reference(const ConvCase& cs, const std::vector<double>& x, const std::vector<double>& w,
-              const std::vector<double>& b, const std::vector<double>& dy, int64_t oh, int64_t ow) {
-  const Conv2dParams& p = cs.p;
-  const int64_t cg = cs.c / p.groups, kg = cs.k / p.groups;
-  Ref r;
-  r.y.assign(cs.n * cs.k * oh * ow, 0.0);
-  r.y_abs = r.y;
-  r.dx.assign(x.size(), 0.0);
-  r.dx_abs = r.dx;
-  r.dw.assign(w.size(), 0.0);
-  r.dw_abs = r.dw;
-  for (int64_t n = 0; n < cs.n; ++n)
-    for (int64_t k = 0; k < cs.k; ++k)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          const int64_t yi = ((n * cs.k + k) * oh + i) * ow + j;
-          if (!b.empty()) r.y[yi] += b[k], r.y_abs[yi] += std::abs(b[k]);
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t u = 0; u < cs.r; ++u)
-              for (int64_t v = 0; v < cs.s; ++v) {
-                const int64_t ih = i * p.stride[0] - p.padding[0] + u * p.dilation[0];
-                const int64_t iw = j * p.stride[1] - p.padding[1] + v * p.dilation[1];
-                if (ih < 0 || ih >= cs.h || iw < 0 || iw >= cs.w) continue;
-                const int64_t xi = ((n * cs.c + (k / kg) * cg + c) * cs.h + ih) * cs.w + iw;
-                const int64_t wi = ((k * cg + c) * cs.r + u) * cs.s + v;
-                r.y[yi] += x[xi] * w[wi];
-                r.y_abs[yi] += std::abs(x[xi] * w[wi]);
-                if (dy.empty()) continue;
-                r.dx[xi] += dy[yi] * w[wi];
-                r.dx_abs[xi] += std::abs(dy[yi] * w[wi]);
-                r.dw[wi] += dy[yi] * x[xi];
-                r.dw_abs[wi] += std::abs(dy[yi] * x[xi]);
-              }
-        }
-  return r;
-}
 
 void check_close(const Tensor& got, const std::vector<double>& want,
                  const std::vector<double>& abs_sum, DType t) {
@@ -139,7 +61,7 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
   // refused: one that no case ran is reported as skipped, with that reason.
   std::set<std::string> ran;
   std::map<std::string, std::string> refused;
-  for (const ConvCase& cs : cases()) {
+  for (const ConvCase& cs : conv_cases()) {
     const std::string case_name = cs.name;
     CAPTURE(case_name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
@@ -153,10 +75,10 @@ TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference
             ws, t, layout == Layout::sliced ? Layout::transposed : Layout::sliced, -1, 1, g);
         const Tensor b = random_tensor({cs.k}, t, -1, 1, g);
         const Tensor dy = random_operand(ys, t, layout, -1, 1, g);
-        const Ref ref = reference(cs, x.to_vector<double>(), w.to_vector<double>(),
+        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
                                   b.to_vector<double>(), dy.to_vector<double>(), ys[2], ys[3]);
-        const Ref ref_nobias =
-            reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, ys[2], ys[3]);
+        const ConvRef ref_nobias =
+            conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, ys[2], ys[3]);
         for (const std::string& algo : cpu_algo_names()) {
           CAPTURE(algo);
           ops::set_conv_algo(algo);
@@ -319,7 +241,7 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
   std::mt19937 g(seed);
   const Tensor x = random_tensor(xs, kFloat64, -1, 1, g), w = random_tensor(ws, kFloat64, -1, 1, g);
   const ConvCase cs{"fallback", 1, 2, 5, 5, 3, 3, 3, {}};
-  const Ref ref = reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, 3, 3);
+  const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, 3, 3);
   check_close(ops::conv2d(x, w, Tensor(), {}), ref.y, ref.y_abs, kFloat64);
   CHECK(runs == 1);
 
