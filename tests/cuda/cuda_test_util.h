@@ -43,30 +43,6 @@ inline std::vector<simt_test::Config> emu_orders() {
 #endif
 }
 
-// A random tensor of logical shape `shape` living on `device` in the given layout; the same
-// values (and layout) as random_operand with the same generator state, but the view is taken on
-// the device, so the kernels see the strides.
-inline Tensor device_operand(const Shape& shape, DType t, Layout layout, Device device, double lo,
-                             double hi, std::mt19937& g) {
-  const int64_t nd = static_cast<int64_t>(shape.size());
-  if (layout == Layout::transposed && nd >= 2) {
-    Shape s = shape;
-    std::swap(s[nd - 1], s[nd - 2]);
-    return random_tensor(s, t, lo, hi, g).to(device).transpose(-1, -2);
-  }
-  if (layout == Layout::sliced && nd >= 1) {
-    Shape s = shape;
-    s[nd - 1] = 2 * shape[nd - 1] + 1;
-    return random_tensor(s, t, lo, hi, g).to(device).slice(-1, 1, s[nd - 1], 2);
-  }
-  if (layout == Layout::expanded && nd >= 1) {
-    Shape s = shape;
-    s[0] = 1;
-    return random_tensor(s, t, lo, hi, g).to(device).expand(shape);
-  }
-  return random_tensor(shape, t, lo, hi, g).to(device);
-}
-
 // Every element of `got` (any device) close to `want` (a float64 reference), NaN matching NaN.
 inline void check_close(const Tensor& got, const Tensor& want, double rtol, double atol) {
   REQUIRE(got.shape() == want.shape());

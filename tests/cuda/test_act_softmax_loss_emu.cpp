@@ -141,8 +141,8 @@ TEST_CASE("emu activations and their backward ops match the cpu in float64") {
             CAPTURE(t);
             CAPTURE(shape);
             CAPTURE(std::string(layout_name(l)));
-            const Tensor x = device_operand(shape, t, l, emu(), -6, 6, g);
-            const Tensor go = device_operand(shape, t, l, emu(), -1, 1, g);
+            const Tensor x = random_operand(shape, t, l, -6, 6, g, 0.0, emu());
+            const Tensor go = random_operand(shape, t, l, -1, 1, g, 0.0, emu());
             const Tensor y = a.fwd(x);
             CHECK(y.device() == emu());
             CHECK(y.dtype() == t);
@@ -153,7 +153,7 @@ TEST_CASE("emu activations and their backward ops match the cpu in float64") {
           }
         }
         // float32 off the float4 alignment (one element into a buffer), and large inputs.
-        const Tensor big = device_operand({1001}, t, Layout::contiguous, emu(), -90, 90, g);
+        const Tensor big = random_operand({1001}, t, Layout::contiguous, -90, 90, g, 0.0, emu());
         const Tensor x = big.slice(0, 1, 1001), go = ops::sigmoid(big).slice(0, 0, 1000);
         check_close(a.fwd(x), a.fwd(ref(x)), tol(t), atol(t));
         check_close(a.bwd(go, x, a.fwd(x)), a.bwd(ref(go), ref(x), ref(a.fwd(x))), tol(t), atol(t));
@@ -185,8 +185,8 @@ TEST_CASE("emu softmax and log_softmax match the cpu over every dim and row leng
             CAPTURE(t);
             CAPTURE(std::string(layout_name(l)));
             CAPTURE(range);
-            const Tensor x = device_operand(c.shape, t, l, emu(), -range, range, g);
-            const Tensor go = device_operand(c.shape, t, l, emu(), -1, 1, g);
+            const Tensor x = random_operand(c.shape, t, l, -range, range, g, 0.0, emu());
+            const Tensor go = random_operand(c.shape, t, l, -1, 1, g, 0.0, emu());
             for (bool log : {false, true}) {
               CAPTURE(log);
               const Tensor y = log ? ops::log_softmax(x, c.dim) : ops::softmax(x, c.dim);
@@ -247,7 +247,7 @@ TEST_CASE("emu cross_entropy and nll_loss match the cpu for every reduction") {
               CAPTURE(ignore);
               const double range = shape[1] == 5 ? 80.0 : 4.0;
               const Tensor x =
-                  device_operand(shape, t, Layout::transposed, emu(), -range, range, g);
+                  random_operand(shape, t, Layout::transposed, -range, range, g, 0.0, emu());
               const Tensor target = random_targets(without_dim1(shape), shape[1], ignore, g);
               const Tensor tg = target.to(emu());
               const ops::NllOutput got = ops::cross_entropy(x, tg, ignore, r, eps);
@@ -258,7 +258,7 @@ TEST_CASE("emu cross_entropy and nll_loss match the cpu for every reduction") {
               check_close(got.log_probs, want.log_probs, tol(t), atol(t) * range);
               const Tensor go =
                   r == Reduction::None
-                      ? device_operand(target.shape(), t, Layout::contiguous, emu(), -1, 1, g)
+                      ? random_operand(target.shape(), t, Layout::contiguous, -1, 1, g, 0.0, emu())
                       : full({}, 0.7, {t, emu()});
               const Tensor dx =
                   ops::cross_entropy_backward(go, got.log_probs, tg, ignore, r, eps, got.count);
@@ -326,13 +326,13 @@ TEST_CASE("emu mse_loss matches the cpu for every reduction") {
           CAPTURE(shape);
           CAPTURE(t);
           CAPTURE(static_cast<int>(r));
-          const Tensor x = device_operand(shape, t, Layout::transposed, emu(), -2, 2, g);
-          const Tensor y = device_operand(shape, t, Layout::sliced, emu(), -2, 2, g);
+          const Tensor x = random_operand(shape, t, Layout::transposed, -2, 2, g, 0.0, emu());
+          const Tensor y = random_operand(shape, t, Layout::sliced, -2, 2, g, 0.0, emu());
           const Tensor loss = ops::mse_loss(x, y, r);
           CHECK(loss.device() == emu());
           check_close(loss, ops::mse_loss(ref(x), ref(y), r), tol(t), atol(t));
           const Tensor go = r == Reduction::None
-                                ? device_operand(shape, t, Layout::contiguous, emu(), -1, 1, g)
+                                ? random_operand(shape, t, Layout::contiguous, -1, 1, g, 0.0, emu())
                                 : full({}, -1.3, {t, emu()});
           check_close(ops::mse_loss_backward(go, x, y, r),
                       ops::mse_loss_backward(ref(go), ref(x), ref(y), r), tol(t), atol(t));
@@ -353,7 +353,7 @@ TEST_CASE("emu dropout draws the cpu's mask bit for bit") {
           CAPTURE(t);
           CAPTURE(shape);
           CAPTURE(p);
-          const Tensor x = device_operand(shape, t, Layout::transposed, emu(), -2, 2, g);
+          const Tensor x = random_operand(shape, t, Layout::transposed, -2, 2, g, 0.0, emu());
           Generator gen(seed), cpu_gen(seed);
           gen.set_state(seed, 11);
           cpu_gen.set_state(seed, 11);
@@ -363,7 +363,7 @@ TEST_CASE("emu dropout draws the cpu's mask bit for bit") {
           CHECK(got.mask.device() == emu());
           CHECK(got.mask.to_vector<bool>() == want.mask.to_vector<bool>());
           check_close(got.out, want.out.to(kFloat64), 0, 0);
-          const Tensor go = device_operand(shape, t, Layout::contiguous, emu(), -1, 1, g);
+          const Tensor go = random_operand(shape, t, Layout::contiguous, -1, 1, g, 0.0, emu());
           check_close(ops::dropout_backward(go, got.mask, p),
                       ops::dropout_backward(go.cpu(), want.mask, p).to(kFloat64), 0, 0);
         }
@@ -401,14 +401,14 @@ TEST_CASE("emu linear and its backward match the cpu") {
           CAPTURE(c.x);
           CAPTURE(c.w);
           CAPTURE(std::string(layout_name(l)));
-          const Tensor x = device_operand(c.x, t, l, emu(), -1, 1, g);
-          const Tensor w = device_operand(c.w, t, l, emu(), -1, 1, g);
+          const Tensor x = random_operand(c.x, t, l, -1, 1, g, 0.0, emu());
+          const Tensor w = random_operand(c.w, t, l, -1, 1, g, 0.0, emu());
           const Tensor b =
-              c.bias ? device_operand({c.w[0]}, t, Layout::sliced, emu(), -1, 1, g) : Tensor();
+              c.bias ? random_operand({c.w[0]}, t, Layout::sliced, -1, 1, g, 0.0, emu()) : Tensor();
           const Tensor y = ops::linear(x, w, b);
           CHECK(y.device() == emu());
           check_close(y, ops::linear(ref(x), ref(w), c.bias ? ref(b) : Tensor()), tol(t), atol(t));
-          const Tensor go = device_operand(y.shape(), t, l, emu(), -1, 1, g);
+          const Tensor go = random_operand(y.shape(), t, l, -1, 1, g, 0.0, emu());
           const ops::LinearGrads got = ops::linear_backward(go, x, w, true, true, true);
           const ops::LinearGrads want =
               ops::linear_backward(ref(go), ref(x), ref(w), true, true, true);

@@ -65,10 +65,10 @@ TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in ever
       // Operands on the device in a layout that changes from case to case.
       const Layout layout = layouts[ci % 3];
       CAPTURE(layout_name(layout));
-      const Tensor x = device_operand(xs, t, layout, emu(), -1, 1, g);
-      const Tensor w = device_operand(ws, t, layouts[(ci + 1) % 3], emu(), -1, 1, g);
-      const Tensor b = device_operand({cs.k}, t, Layout::contiguous, emu(), -1, 1, g);
-      const Tensor dy = device_operand(ys, t, layouts[(ci + 2) % 3], emu(), -1, 1, g);
+      const Tensor x = random_operand(xs, t, layout, -1, 1, g, 0.0, emu());
+      const Tensor w = random_operand(ws, t, layouts[(ci + 1) % 3], -1, 1, g, 0.0, emu());
+      const Tensor b = random_operand({cs.k}, t, Layout::contiguous, -1, 1, g, 0.0, emu());
+      const Tensor dy = random_operand(ys, t, layouts[(ci + 2) % 3], -1, 1, g, 0.0, emu());
       // The naive float64 loops of conv_test_util.h, on the operands' values.
       const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>();
       const ConvRef ref = conv_reference(cs, xv, wv, b.to_vector<double>(),
@@ -100,9 +100,9 @@ TEST_CASE("emu conv2d: implicit_gemm with more groups than a grid's z dimension 
   const int64_t groups = 65537;
   const Conv2dParams p = conv_params(1, 1, 0, 0, 1, 1, groups);
   const Shape xs{1, groups, 1, 1}, ws{2 * groups, 1, 1, 1}, ys{1, 2 * groups, 1, 1};
-  const Tensor x = device_operand(xs, kFloat32, Layout::contiguous, emu(), -1, 1, g);
-  const Tensor w = device_operand(ws, kFloat32, Layout::contiguous, emu(), -1, 1, g);
-  const Tensor dy = device_operand(ys, kFloat32, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor x = random_operand(xs, kFloat32, Layout::contiguous, -1, 1, g, 0.0, emu());
+  const Tensor w = random_operand(ws, kFloat32, Layout::contiguous, -1, 1, g, 0.0, emu());
+  const Tensor dy = random_operand(ys, kFloat32, Layout::contiguous, -1, 1, g, 0.0, emu());
   const Tensor xr = x.to(kCPU, kFloat64), wr = w.to(kCPU, kFloat64), dyr = dy.to(kCPU, kFloat64);
   ops::set_conv_algo("direct");
   const Tensor y_ref = ops::conv2d(xr, wr, Tensor(), p);
@@ -151,8 +151,8 @@ TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones ref
   CHECK(ops::explain_conv_algos(dw).chosen == "direct");
   // Unforced, a convolution on the device runs there.
   std::mt19937 g(fresh_seed());
-  const Tensor x = device_operand({1, 3, 6, 5}, kFloat64, Layout::contiguous, emu(), -1, 1, g);
-  const Tensor w = device_operand({2, 3, 3, 3}, kFloat64, Layout::contiguous, emu(), -1, 1, g);
+  const Tensor x = random_operand({1, 3, 6, 5}, kFloat64, Layout::contiguous, -1, 1, g, 0.0, emu());
+  const Tensor w = random_operand({2, 3, 3, 3}, kFloat64, Layout::contiguous, -1, 1, g, 0.0, emu());
   ops::set_conv_algo("direct");
   const Tensor ref = ops::conv2d(x.cpu(), w.cpu(), Tensor(), p);
   ops::set_conv_algo("");
@@ -223,7 +223,7 @@ TEST_CASE("emu conv2d: gradcheck through autograd in float64 with each GPU algor
       {"groups 2", {1, 4, 4, 3}, {2, 2, 2, 2}, Conv2dOptions().groups(2).padding(1)},
   };
   auto leaf = [&](const Shape& s) {
-    Tensor t = device_operand(s, kFloat64, Layout::contiguous, emu(), -1, 1, g);
+    Tensor t = random_operand(s, kFloat64, Layout::contiguous, -1, 1, g, 0.0, emu());
     requires_grad_(t);
     return t;
   };

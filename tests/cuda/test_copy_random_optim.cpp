@@ -24,7 +24,7 @@ TEST_CASE("emu copies and casts between layouts and dtypes match the cpu") {
           CAPTURE(from);
           CAPTURE(to);
           CAPTURE(std::string(layout_name(l)));
-          const Tensor x = device_operand({3, 5, 4}, from, l, emu(), -3, 200, g);
+          const Tensor x = random_operand({3, 5, 4}, from, l, -3, 200, g, 0.0, emu());
           const Tensor got = x.to(to);
           CHECK(got.device() == emu());
           CHECK(got.to_vector<double>() == x.cpu().to(to).to_vector<double>());

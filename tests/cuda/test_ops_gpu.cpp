@@ -22,8 +22,8 @@ TEST_CASE("cuda elementwise ops, copies and reductions match the cpu") {
   for (DType t : {kFloat32, kFloat64}) {
     CAPTURE(t);
     const double tol = t == kFloat32 ? 1e-5 : 1e-12;
-    const Tensor a = device_operand({37, 1001}, t, Layout::transposed, gpu0(), 0.5, 2, g);
-    const Tensor b = device_operand({1001}, t, Layout::contiguous, gpu0(), 0.5, 2, g);
+    const Tensor a = random_operand({37, 1001}, t, Layout::transposed, 0.5, 2, g, 0.0, gpu0());
+    const Tensor b = random_operand({1001}, t, Layout::contiguous, 0.5, 2, g, 0.0, gpu0());
     const Tensor ra = a.cpu().to(kFloat64), rb = b.cpu().to(kFloat64);
     check_close(ops::add(a, b), ops::add(ra, rb), tol, 1e-6);
     check_close(ops::div(a, b), ops::div(ra, rb), tol, 1e-6);
@@ -45,8 +45,8 @@ TEST_CASE("cuda GEMM matches the cpu on odd sizes and batches") {
     for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{
              {{1, 1}, {1, 1}}, {{129, 65}, {65, 257}}, {{3, 70, 31}, {31, 9}}, {{5, 0}, {0, 2}}}) {
       CAPTURE(sa);
-      const Tensor a = device_operand(sa, t, Layout::transposed, gpu0(), -1, 1, g);
-      const Tensor b = device_operand(sb, t, Layout::contiguous, gpu0(), -1, 1, g);
+      const Tensor a = random_operand(sa, t, Layout::transposed, -1, 1, g, 0.0, gpu0());
+      const Tensor b = random_operand(sb, t, Layout::contiguous, -1, 1, g, 0.0, gpu0());
       check_close(ops::matmul(a, b), ops::matmul(a.cpu().to(kFloat64), b.cpu().to(kFloat64)),
                   t == kFloat32 ? 1e-4 : 1e-12, 1e-5);
     }

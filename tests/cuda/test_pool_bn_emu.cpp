@@ -78,7 +78,7 @@ TEST_CASE("emu max pooling forward and backward match the cpu in every thread or
           CHECK(y.device() == emu());
           check_close(y, ry, 0, 0);
           CHECK(idx.to_vector<int64_t>() == ridx.to_vector<int64_t>());
-          const Tensor dy = device_operand(y.shape(), t, Layout::contiguous, emu(), -1, 1, g);
+          const Tensor dy = random_operand(y.shape(), t, Layout::contiguous, -1, 1, g, 0.0, emu());
           check_close(ops::max_pool2d_backward(dy, idx, x.shape()),
                       ops::max_pool2d_backward(ref64(dy), ridx, x.shape()), rtol_of(t), atol_of(t));
         }
@@ -123,10 +123,10 @@ TEST_CASE("emu average pooling forward and backward match the cpu in every threa
             p.ceil_mode = wc.ceil_mode, p.count_include_pad = include_pad;
             p.divisor_override = divisor;
             const Layout l = include_pad ? Layout::transposed : Layout::sliced;
-            const Tensor x = device_operand(wc.x, t, l, emu(), -2, 2, g);
+            const Tensor x = random_operand(wc.x, t, l, -2, 2, g, 0.0, emu());
             const Tensor y = ops::avg_pool2d(x, p);
             check_close(y, ops::avg_pool2d(ref64(x), p), rtol_of(t), atol_of(t));
-            const Tensor dy = device_operand(y.shape(), t, Layout::transposed, emu(), -1, 1, g);
+            const Tensor dy = random_operand(y.shape(), t, Layout::transposed, -1, 1, g, 0.0, emu());
             check_close(ops::avg_pool2d_backward(dy, x.shape(), p),
                         ops::avg_pool2d_backward(ref64(dy), x.shape(), p), rtol_of(t), atol_of(t));
           }
@@ -152,10 +152,10 @@ TEST_CASE("emu adaptive average pooling matches the cpu for sizes that do not di
         CAPTURE(out[0]);
         CAPTURE(out[1]);
         CAPTURE(t);
-        const Tensor x = device_operand(shape, t, Layout::transposed, emu(), -2, 2, g);
+        const Tensor x = random_operand(shape, t, Layout::transposed, -2, 2, g, 0.0, emu());
         const Tensor y = ops::adaptive_avg_pool2d(x, out);
         check_close(y, ops::adaptive_avg_pool2d(ref64(x), out), rtol_of(t), atol_of(t));
-        const Tensor dy = device_operand(y.shape(), t, Layout::contiguous, emu(), -1, 1, g);
+        const Tensor dy = random_operand(y.shape(), t, Layout::contiguous, -1, 1, g, 0.0, emu());
         check_close(ops::adaptive_avg_pool2d_backward(dy, x.shape()),
                     ops::adaptive_avg_pool2d_backward(ref64(dy), x.shape()), rtol_of(t),
                     atol_of(t));
@@ -238,7 +238,7 @@ void check_batch_norm(const Tensor& x, bool affine, std::mt19937& g) {
     check_close(rm, rrm, rtol, unit);
     check_close(rv, rrv, rtol, unit);
 
-    const Tensor dy = device_operand(x.shape(), t, Layout::contiguous, emu(), -1, 1, g);
+    const Tensor dy = random_operand(x.shape(), t, Layout::contiguous, -1, 1, g, 0.0, emu());
     for (bool all : {true, false}) {
       CAPTURE(all);
       const ops::BatchNormGrads gg = ops::batch_norm_backward(
@@ -276,7 +276,7 @@ TEST_CASE("emu batch norm in training and eval matches the cpu in every thread o
         CAPTURE(t);
         // An offset from the mean, so the statistics need more than a naive sum of squares.
         const Tensor x =
-            ops::add(device_operand(bc.x, t, Layout::contiguous, emu(), -1, 3, g), 100.0);
+            ops::add(random_operand(bc.x, t, Layout::contiguous, -1, 3, g, 0.0, emu()), 100.0);
         check_batch_norm(x, bc.affine, g);
       }
     }
@@ -288,9 +288,9 @@ TEST_CASE("emu batch norm on a non-contiguous and a misaligned input") {
   for (DType t : {kFloat32, kFloat64}) {
     CAPTURE(t);
     // A transposed view and a contiguous view one element into its storage (no vector loads).
-    const Tensor xt = device_operand({2, 3, 8, 12}, t, Layout::transposed, emu(), -2, 2, g);
+    const Tensor xt = random_operand({2, 3, 8, 12}, t, Layout::transposed, -2, 2, g, 0.0, emu());
     const Tensor flat =
-        device_operand({2 * 3 * 8 * 12 + 1}, t, Layout::contiguous, emu(), -2, 2, g);
+        random_operand({2 * 3 * 8 * 12 + 1}, t, Layout::contiguous, -2, 2, g, 0.0, emu());
     const Tensor xm = flat.slice(0, 1, flat.numel()).view({2, 3, 8, 12});
     for (const Tensor& x : {xt, xm}) {
       const ops::BatchNormOutput got = ops::batch_norm(x, {}, {}, {}, {}, true, 0.1, 1e-5);

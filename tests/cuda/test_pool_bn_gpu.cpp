@@ -23,7 +23,7 @@ TEST_CASE("cuda pooling matches the cpu") {
   for (DType t : {kFloat32, kFloat64}) {
     CAPTURE(t);
     const double rtol = t == kFloat32 ? 1e-5 : 1e-12;
-    const Tensor x = device_operand({4, 7, 29, 31}, t, Layout::transposed, cuda0(), -2, 2, g);
+    const Tensor x = random_operand({4, 7, 29, 31}, t, Layout::transposed, -2, 2, g, 0.0, cuda0());
     ops::MaxPool2dParams mp;
     mp.kernel = {3, 3}, mp.stride = {2, 2}, mp.padding = {1, 1}, mp.dilation = {2, 1};
     mp.ceil_mode = true;
@@ -31,7 +31,7 @@ TEST_CASE("cuda pooling matches the cpu") {
     const auto [ry, ridx] = ops::max_pool2d(ref(x), mp);
     check_close(y, ry, 0, 0);
     CHECK(idx.to_vector<int64_t>() == ridx.to_vector<int64_t>());
-    const Tensor dy = device_operand(y.shape(), t, Layout::contiguous, cuda0(), -1, 1, g);
+    const Tensor dy = random_operand(y.shape(), t, Layout::contiguous, -1, 1, g, 0.0, cuda0());
     check_close(ops::max_pool2d_backward(dy, idx, x.shape()),
                 ops::max_pool2d_backward(ref(dy), ridx, x.shape()), rtol, 1e-6);
     ops::AvgPool2dParams ap;
@@ -39,7 +39,7 @@ TEST_CASE("cuda pooling matches the cpu") {
     ap.count_include_pad = false;
     const Tensor ya = ops::avg_pool2d(x, ap);
     check_close(ya, ops::avg_pool2d(ref(x), ap), rtol, 1e-6);
-    const Tensor da = device_operand(ya.shape(), t, Layout::contiguous, cuda0(), -1, 1, g);
+    const Tensor da = random_operand(ya.shape(), t, Layout::contiguous, -1, 1, g, 0.0, cuda0());
     check_close(ops::avg_pool2d_backward(da, x.shape(), ap),
                 ops::avg_pool2d_backward(ref(da), x.shape(), ap), rtol, 1e-6);
     const Tensor yd = ops::adaptive_avg_pool2d(x, {5, 3});
@@ -57,9 +57,9 @@ TEST_CASE("cuda batch norm matches the cpu in training and eval") {
       CAPTURE(shape);
       const double tol = t == kFloat32 ? 2e-5 : 1e-11;
       const int64_t c = shape[1];
-      const Tensor x = device_operand(shape, t, Layout::contiguous, cuda0(), -1, 3, g);
-      const Tensor w = device_operand({c}, t, Layout::contiguous, cuda0(), 0.5, 2, g);
-      const Tensor b = device_operand({c}, t, Layout::contiguous, cuda0(), -1, 1, g);
+      const Tensor x = random_operand(shape, t, Layout::contiguous, -1, 3, g, 0.0, cuda0());
+      const Tensor w = random_operand({c}, t, Layout::contiguous, 0.5, 2, g, 0.0, cuda0());
+      const Tensor b = random_operand({c}, t, Layout::contiguous, -1, 1, g, 0.0, cuda0());
       Tensor rm = zeros({c}, {t, cuda0()}), rv = ones({c}, {t, cuda0()});
       Tensor rrm = ref(rm), rrv = ref(rv);
       for (bool training : {true, false}) {
@@ -70,7 +70,7 @@ TEST_CASE("cuda batch norm matches the cpu in training and eval") {
         check_close(got.out, want.out, tol, tol);
         check_close(rm, rrm, tol, tol);
         check_close(rv, rrv, tol, tol);
-        const Tensor dy = device_operand(shape, t, Layout::contiguous, cuda0(), -1, 1, g);
+        const Tensor dy = random_operand(shape, t, Layout::contiguous, -1, 1, g, 0.0, cuda0());
         const ops::BatchNormGrads gg = ops::batch_norm_backward(
             dy, x, w, got.save_mean, got.save_invstd, training, true, true, true);
         const ops::BatchNormGrads wg = ops::batch_norm_backward(

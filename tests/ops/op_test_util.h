@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ inline const char* layout_name(Layout l) {
   const char* names[] = {"contiguous", "transposed", "sliced", "expanded"};
   return names[static_cast<int>(l)];
 }
+inline std::ostream& operator<<(std::ostream& os, Layout l) { return os << layout_name(l); }
 
 // A contiguous tensor of random values in [lo, hi]: integers for integer dtypes (uint8 clips lo
 // to 0), 0/1 for bool, and multiples of `step` when step > 0 (to make ties and equal values).
@@ -39,28 +41,30 @@ inline Tensor random_tensor(const Shape& shape, DType t, double lo, double hi, s
   return from_vector(v, shape).to(t);
 }
 
-// A tensor of logical shape `shape` with the given layout: transposed (last two dims swapped in
-// memory), sliced (every other element of a longer last dim) or expanded (dim 0 broadcast from
-// size 1). Falls back to contiguous where the shape does not allow the layout.
+// A tensor of logical shape `shape` on `device` with the given layout: transposed (last two dims
+// swapped in memory), sliced (every other element of a longer last dim) or expanded (dim 0
+// broadcast from size 1). The view is taken on the device, so its kernels see the strides; the
+// values (for the same generator state) do not depend on the device. Falls back to contiguous
+// where the shape does not allow the layout.
 inline Tensor random_operand(const Shape& shape, DType t, Layout layout, double lo, double hi,
-                             std::mt19937& g, double step = 0.0) {
+                             std::mt19937& g, double step = 0.0, Device device = Device()) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   if (layout == Layout::transposed && nd >= 2) {
     Shape s = shape;
     std::swap(s[nd - 1], s[nd - 2]);
-    return random_tensor(s, t, lo, hi, g, step).transpose(-1, -2);
+    return random_tensor(s, t, lo, hi, g, step).to(device).transpose(-1, -2);
   }
   if (layout == Layout::sliced && nd >= 1) {
     Shape s = shape;
     s[nd - 1] = 2 * shape[nd - 1] + 1;
-    return random_tensor(s, t, lo, hi, g, step).slice(-1, 1, s[nd - 1], 2);
+    return random_tensor(s, t, lo, hi, g, step).to(device).slice(-1, 1, s[nd - 1], 2);
   }
   if (layout == Layout::expanded && nd >= 1) {
     Shape s = shape;
     s[0] = 1;
-    return random_tensor(s, t, lo, hi, g, step).expand(shape);
+    return random_tensor(s, t, lo, hi, g, step).to(device).expand(shape);
   }
-  return random_tensor(shape, t, lo, hi, g, step);
+  return random_tensor(shape, t, lo, hi, g, step).to(device);
 }
 
 inline std::vector<int64_t> unravel(int64_t i, const Shape& s) {
@@ -114,6 +118,39 @@ inline void check_values(const Tensor& got, const std::vector<double>& want, DTy
       return;
     }
   }
+}
+
+// torch.matmul in float64 loops on row-major values: 1-D operands become a row/column, batch
+// dims broadcast. Returns the result's shape and values.
+inline std::pair<Shape, std::vector<double>> matmul_reference(const Shape& sa, const std::vector<double>& va,
+                                                const Shape& sb, const std::vector<double>& vb) {
+  Shape a = sa, b = sb;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  Shape batch(std::max(ab.size(), bb.size()), 1);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const int64_t x = i + ab.size() >= batch.size() ? ab[i + ab.size() - batch.size()] : 1;
+    const int64_t y = i + bb.size() >= batch.size() ? bb[i + bb.size() - batch.size()] : 1;
+    batch[i] = x == 1 ? y : x;
+  }
+  const int64_t nb = checked_numel(batch);
+  std::vector<double> out(static_cast<size_t>(nb * m * n), 0.0);
+  for (int64_t i = 0; i < nb; ++i) {
+    const auto idx = unravel(i, batch);
+    const int64_t ia = broadcast_source(idx, ab), ib = broadcast_source(idx, bb);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double s = 0;
+        for (int64_t j = 0; j < k; ++j) s += va[(ia * m + r) * k + j] * vb[(ib * k + j) * n + c];
+        out[(i * m + r) * n + c] = s;
+      }
+  }
+  Shape shape = batch;
+  if (sa.size() > 1) shape.push_back(m);
+  if (sb.size() > 1) shape.push_back(n);
+  return {shape, out};
 }
 
 // A tensor handle whose storage claims to live on `device` (no memory behind it): enough to

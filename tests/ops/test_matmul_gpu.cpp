@@ -40,8 +40,8 @@ TEST_CASE("cuBLAS and Ember's GEMM agree on cuda:0 and match the cpu") {
           CAPTURE(c.b);
           CAPTURE(std::string(layout_name(la)));
           CAPTURE(std::string(layout_name(lb)));
-          const Tensor a = device_operand(c.a, t, la, gpu, -1, 1, g);
-          const Tensor b = device_operand(c.b, t, lb, gpu, -1, 1, g);
+          const Tensor a = random_operand(c.a, t, la, -1, 1, g, 0.0, gpu);
+          const Tensor b = random_operand(c.b, t, lb, -1, 1, g, 0.0, gpu);
           const Tensor want = ops::matmul(a.cpu().to(kFloat64), b.cpu().to(kFloat64));
           const double rtol = t == kFloat32 ? 1e-4 : 1e-12;
           Tensor by_ember, by_cublas;

@@ -1,15 +1,16 @@
-// Reductions against naive float64 references over many shapes, dims and layouts.
+// Reductions on every target (tests/spec/spec.h) against naive float64 references: sum, mean,
+// amax, amin, argmax, argmin, var and std over any dims, with keepdim, on every dtype and layout,
+// rows from 0 to 40000 long (the GPU's one-block and multi-block paths); ties give the first
+// index, NaN is the extreme; empty reductions.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "op_test_util.h"
 #include "ops/reduce.h"
+#include "spec/spec.h"
 
-using namespace ember;
-using namespace ember::test;
-
+namespace ember::test {
 namespace {
 
 enum class Kind { sum, mean, amax, amin, argmax, argmin, var, std };
@@ -112,11 +113,12 @@ struct Case {
   Shape shape;
   std::vector<int64_t> dims;
   Layout layout;
+  bool large = false;  // Note [Large cases] in spec.h
 };
 
 }  // namespace
 
-TEST_CASE("reductions match a float64 reference") {
+TEST_CASE("reductions match a float64 reference on every target") {
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
@@ -126,57 +128,83 @@ TEST_CASE("reductions match a float64 reference") {
       {{7, 13}, {0}, Layout::sliced},          {{7, 13}, {1}, Layout::expanded},
       {{7, 13}, {0, 1}, Layout::transposed},   {{3, 1, 5, 4}, {0, 2}, Layout::contiguous},
       {{3, 1, 5, 4}, {1}, Layout::sliced},     {{3, 1, 5, 4}, {3, 1}, Layout::transposed},
+      {{4, 3, 37}, {0, 2}, Layout::transposed}, {{2, 3, 4, 5}, {3, 1}, Layout::sliced},
       {{6, 5}, {0}, Layout::expanded},         {{}, {}, Layout::contiguous},
       {{}, {0}, Layout::contiguous},           {{1}, {0}, Layout::contiguous},
-      {{0, 4}, {1}, Layout::contiguous},       {{257, 300}, {}, Layout::contiguous},
-      {{257, 300}, {1}, Layout::contiguous},   {{257, 300}, {0}, Layout::transposed},
-      {{3, 40000}, {1}, Layout::contiguous},
+      {{0, 4}, {1}, Layout::contiguous},       {{2, 0, 3}, {0}, Layout::contiguous},
+      {{5, 700}, {1}, Layout::contiguous},     {{700, 5}, {0}, Layout::transposed},
+      {{257, 300}, {}, Layout::contiguous, true}, {{257, 300}, {1}, Layout::contiguous, true},
+      {{257, 300}, {0}, Layout::transposed, true}, {{3, 40000}, {1}, Layout::contiguous, true},
   };
   const DType dtypes[] = {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool};
-  for (const ReduceSpec& op : kReduce) {
-    for (DType t : dtypes) {
-      if (!is_floating(t) && !op.ints) continue;
-      for (const Case& c : cases) {
-        const bool arg = op.kind == Kind::argmax || op.kind == Kind::argmin;
-        if (arg && c.dims.size() > 1) continue;
-        for (bool keepdim : {false, true}) {
-          CAPTURE(op.name);
-          CAPTURE(t);
-          CAPTURE(c.shape);
-          CAPTURE(Shape(c.dims));
-          CAPTURE(layout_name(c.layout));
-          CAPTURE(keepdim);
-          // Few distinct values for integers, so argmax/argmin ties exercise "first index".
-          const Tensor a = random_operand(c.shape, t, c.layout, -20, 20, g, 0.0);
-          const int64_t corr = keepdim ? 0 : 1;
-          const Tensor out = run(op.kind, a, c.dims, keepdim, corr);
-          const Expected want = reference(op.kind, c.shape, a.to_vector<double>(), c.dims, keepdim, corr);
-          CHECK(out.shape() == want.shape);
-          const DType rt = result_dtype(op.kind, t);
-          CHECK(out.dtype() == rt);
-          std::vector<double> expect = want.values;
-          for (double& e : expect) e = as_stored(e, rt);
-          check_values(out, expect, rt);
+  for_each_target([&](Device dev) {
+    for (const ReduceSpec& op : kReduce) {
+      for (DType t : dtypes) {
+        if (!is_floating(t) && !op.ints) continue;
+        for (const Case& c : cases) {
+          if (c.large && !runs_large_cases(dev)) continue;
+          const bool arg = op.kind == Kind::argmax || op.kind == Kind::argmin;
+          if (arg && c.dims.size() > 1) continue;
+          for (bool keepdim : {false, true}) {
+            const std::string name = op.name;
+            CAPTURE(name);
+            CAPTURE(t);
+            CAPTURE(c.shape);
+            CAPTURE(Shape(c.dims));
+            CAPTURE(c.layout);
+            CAPTURE(keepdim);
+            // Integers in [-20, 20]: few distinct values, so argmax/argmin ties exercise "first
+            // index".
+            const Tensor a = random_operand(c.shape, t, c.layout, -20, 20, g, 0.0, dev);
+            const int64_t corr = keepdim ? 0 : 1;
+            const Expected want =
+                reference(op.kind, c.shape, a.to_vector<double>(), c.dims, keepdim, corr);
+            const DType rt = result_dtype(op.kind, t);
+            std::vector<double> expect = want.values;
+            for (double& e : expect) e = as_stored(e, rt);
+            check_result(run(op.kind, a, c.dims, keepdim, corr), dev, rt, want.shape, expect);
+          }
         }
       }
     }
-  }
+  });
 }
 
-TEST_CASE("sum and mean of empty reductions; var with too few elements") {
-  const Tensor e = zeros({0, 3});
-  check_values(ops::sum(e, {0}), {0, 0, 0}, kFloat32);
-  CHECK(ops::sum(e, {1}).shape() == Shape{0});
-  CHECK(std::isnan(ops::mean(e).item()));
-  CHECK(std::isnan(ops::var(ones({1, 3}), {0}).to_vector<double>()[0]));
-  CHECK(ops::var(ones({1, 3}), {0}, 0).to_vector<double>()[0] == 0.0);
+TEST_CASE("sum and mean of empty reductions; var with too few elements; max of nothing") {
+  for_each_target([&](Device dev) {
+    const Tensor e = zeros({0, 3}, {kFloat32, dev});
+    check_result(ops::sum(e, {0}), dev, kFloat32, {3}, {0, 0, 0});
+    CHECK(ops::sum(e, {1}).shape() == Shape{0});
+    CHECK(std::isnan(ops::mean(e).item()));
+    const Tensor one = ones({1, 3}, {kFloat64, dev});
+    CHECK(std::isnan(ops::var(one, {0}).to_vector<double>()[0]));
+    CHECK(ops::var(one, {0}, 0).to_vector<double>()[0] == 0.0);
+    CHECK_THROWS_AS(ops::amax(e), ValueError);
+    CHECK_THROWS_AS(ops::argmin(e, 0), ValueError);
+  });
 }
 
-TEST_CASE("amax and argmax treat NaN as the extreme") {
+TEST_CASE("amax, amin, argmax and argmin treat NaN as the extreme, wherever it is") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Tensor a = from_vector<double>({1.0, nan, 3.0, nan});
-  CHECK(std::isnan(ops::amax(a).item()));
-  CHECK(std::isnan(ops::amin(a).item()));
-  CHECK(ops::argmax(a).item() == 1.0);
-  CHECK(ops::argmin(a).item() == 1.0);
+  std::mt19937 g(fresh_seed());
+  for_each_target([&](Device dev) {
+    const Tensor a = from_vector<double>({1.0, nan, 3.0, nan}).to(dev);
+    CHECK(std::isnan(ops::amax(a).item()));
+    CHECK(std::isnan(ops::amin(a).item()));
+    CHECK(ops::argmax(a).item() == 1.0);
+    CHECK(ops::argmin(a).item() == 1.0);
+    // One NaN among many values, in the middle of a row long enough for several warps.
+    for (int64_t n : {70, 1000, 5001}) {
+      CAPTURE(n);
+      std::vector<double> v = random_tensor({n}, kFloat32, -2, 2, g).to_vector<double>();
+      v[static_cast<size_t>(n / 2)] = nan;
+      const Tensor x = from_vector(v, {n}).to(dev, kFloat32);
+      CHECK(ops::argmax(x).item<int64_t>() == n / 2);
+      CHECK(ops::argmin(x, 0).item<int64_t>() == n / 2);
+      CHECK(std::isnan(ops::amax(x).item()));
+      CHECK(std::isnan(ops::amin(x, {0}).item()));
+    }
+  });
 }
+
+}  // namespace ember::test

@@ -1,0 +1,88 @@
+// The op-spec harness: each op's cases (shapes with odd sizes and broadcasts, empty and 0-D
+// tensors, non-contiguous views, dtypes, tolerances) are written once, in tests/spec/<op>.cpp,
+// with a naive float64 reference written there too, and run on every target:
+//
+//   the `spec` executable   cpu, then emu:0 in forward, reverse and random thread order;
+//   the `gpu` executable    cuda:0 (the same files compiled with EMBER_TEST_DEVICE_CUDA=1).
+//
+// A case checks the result's shape, dtype, device and every value against the reference. A dtype
+// the target's kernels do not implement is a case too: it must raise DTypeError (the contract of
+// ops::check_compute_dtype), never run silently on some other path.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/op_test_util.h"
+#include "runtime/tensor.h"
+#include "simt/simt_test_util.h"
+
+#ifndef EMBER_TEST_DEVICE_CUDA
+#define EMBER_TEST_DEVICE_CUDA 0
+#endif
+
+namespace ember::test {
+
+// One place a spec runs: a device and, on the emulator, the order its threads run in.
+struct Target {
+  Device device;
+  std::optional<simt_test::Config> order;
+  std::string name() const { return device.str() + (order ? " (" + order->name() + ")" : ""); }
+};
+
+inline std::vector<Target> spec_targets() {
+#if EMBER_TEST_DEVICE_CUDA
+  return {{Device(DeviceType::CUDA, 0), std::nullopt}};
+#else
+  const Device emu(DeviceType::EMU, 0);
+  return {{Device(), std::nullopt},
+          {emu, simt_test::Config{simt::Order::Forward, 0, 1}},
+          {emu, simt_test::Config{simt::Order::Reverse, 0, 1}},
+          {emu, simt_test::Config{simt::Order::Random, 7, 1}}};
+#endif
+}
+
+// Runs body(device) once per target, with the target in every failure's context and the
+// emulator's thread order set for the emu targets.
+template <typename Body>
+void for_each_target(Body&& body) {
+  for (const Target& target : spec_targets()) {
+    const std::string target_name = target.name();
+    CAPTURE(target_name);
+    std::optional<simt_test::ScopedOptions> scoped;
+    if (target.order) scoped.emplace(*target.order);
+    body(target.device);
+  }
+}
+
+// Note [Large cases]: a case marked large (a long row, many blocks: the paths a real GPU takes
+// for big tensors) costs seconds per thread order on the emulator, so it runs there in forward
+// order only; the reverse and random orders run every other case, among them medium ones with
+// several warps and blocks, which is where an order-dependent bug shows. The cpu and cuda run
+// every case.
+inline bool runs_large_cases(Device device) {
+  return !device.is_emu() || simt::options().order == simt::Order::Forward;
+}
+
+// Whether the kernels of `device` compute in dtype t: the cpu every dtype but the half types,
+// the GPU backends float32, float64, int32 and int64 (what ops::check_compute_dtype promises).
+inline bool implements(Device device, DType t) {
+  if (device.is_cpu()) return t != DType::f16 && t != DType::bf16;
+  return t == kFloat32 || t == kFloat64 || t == kInt32 || t == kInt64;
+}
+
+// Checks that `got` (on any device) is on `device` with dtype `t` and shape `shape`, and that
+// its values equal `want` (row-major) up to the rounding of t (op_test_util.h's close()).
+inline void check_result(const Tensor& got, Device device, DType t, const Shape& shape,
+                         const std::vector<double>& want) {
+  CHECK(got.device() == device);
+  CHECK(got.dtype() == t);
+  REQUIRE(got.shape() == shape);
+  check_values(got, want, t);
+}
+
+}  // namespace ember::test
