@@ -31,6 +31,7 @@
 #include "ops/pool2d.h"
 #include "ops/reduce.h"
 #include "reference/conv_spec.h"
+#include "timing.h"
 #if EMBER_BENCH_CUDNN
 #include "reference/cudnn_conv.h"
 #endif
@@ -42,6 +43,7 @@ namespace {
 
 using namespace ember;
 using bench::ConvSpec;
+using bench::time_ms;
 
 struct Options {
   Device device{DeviceType::CUDA, 0};
@@ -59,32 +61,6 @@ std::string fmt(const char* f, double a, double b = 0) {
   char buf[128];
   std::snprintf(buf, sizeof buf, f, a, b);
   return buf;
-}
-
-// Median milliseconds of `reps` timed calls of f after two untimed ones.
-double time_ms(Device d, int reps, const std::function<void()>& f) {
-  gpu::Backend& be = gpu::backend(d);
-  const gpu::Event start = be.event_create(d.index, true), stop = be.event_create(d.index, true);
-  std::vector<double> ms;
-  try {
-    for (int i = 0; i < 2; ++i) f();
-    be.device_synchronize(d.index);
-    for (int i = 0; i < reps; ++i) {
-      be.event_record(start, nullptr);
-      f();
-      be.event_record(stop, nullptr);
-      be.event_synchronize(stop);
-      ms.push_back(be.event_elapsed_ms(start, stop));
-    }
-  } catch (...) {
-    be.event_destroy(start);
-    be.event_destroy(stop);
-    throw;
-  }
-  be.event_destroy(start);
-  be.event_destroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 // max |got - want| / max |want|, on want's device.

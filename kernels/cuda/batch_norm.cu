@@ -4,6 +4,7 @@
 // plane and pointer allows it, with several loads in flight per thread.
 #include "kernels/kernel_table.h"
 #include "kernels/cuda/compat.h"
+#include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/device_utils.cuh"
 
 #include <cmath>
@@ -18,7 +19,6 @@ namespace {
 
 using namespace detail;
 
-constexpr unsigned kFull = 0xffffffffu;
 constexpr int kUnroll = 4;
 
 template <typename T, int V>
@@ -105,50 +105,19 @@ struct Welford {
   }
 };
 
-// Merges every thread's triple into the block's; the result is valid in thread 0.
-__device__ Welford block_welford(Welford w) {
-  __shared__ double sn[32], smean[32], sm2[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int off = 16; off > 0; off /= 2) {
-    const double n = __shfl_down_sync(kFull, w.n, off);
-    const double mean = __shfl_down_sync(kFull, w.mean, off);
-    const double m2 = __shfl_down_sync(kFull, w.m2, off);
-    w.merge(n, mean, m2);
+// Block reductions of the partial statistics (block_reduce: Note [block_reduce order]).
+struct WelfordOp {
+  __device__ Welford operator()(Welford a, const Welford& b) const {
+    a.merge(b.n, b.mean, b.m2);
+    return a;
   }
-  if (lane == 0) sn[warp] = w.n, smean[warp] = w.mean, sm2[warp] = w.m2;
-  __syncthreads();
-  if (warp == 0) {
-    w = Welford{};
-    if (lane < warps) w.n = sn[lane], w.mean = smean[lane], w.m2 = sm2[lane];
-    for (int off = 16; off > 0; off /= 2) {
-      const double n = __shfl_down_sync(kFull, w.n, off);
-      const double mean = __shfl_down_sync(kFull, w.mean, off);
-      const double m2 = __shfl_down_sync(kFull, w.m2, off);
-      w.merge(n, mean, m2);
-    }
-  }
-  return w;
-}
-
-// Sums two values over the block; valid in thread 0.
-__device__ void block_sum2(double& a, double& b) {
-  __shared__ double sa[32], sb[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int off = 16; off > 0; off /= 2) {
-    a += __shfl_down_sync(kFull, a, off);
-    b += __shfl_down_sync(kFull, b, off);
-  }
-  if (lane == 0) sa[warp] = a, sb[warp] = b;
-  __syncthreads();
-  if (warp == 0) {
-    a = lane < warps ? sa[lane] : 0.0;
-    b = lane < warps ? sb[lane] : 0.0;
-    for (int off = 16; off > 0; off /= 2) {
-      a += __shfl_down_sync(kFull, a, off);
-      b += __shfl_down_sync(kFull, b, off);
-    }
-  }
-}
+};
+struct SumDot {
+  double sum, dot;
+};
+struct SumDotOp {
+  __device__ SumDot operator()(SumDot a, SumDot b) const { return {a.sum + b.sum, a.dot + b.dot}; }
+};
 
 // Block (channel, part) -> partial (count, mean, M2) of that part. Each thread sums deviations
 // from its own first value in double (cheap per element, no cancellation unless the data are
@@ -175,7 +144,7 @@ __global__ void batch_norm_stats_kernel(BatchNormShape s, int64_t parts, const T
   }
   Welford w;
   if (count > 0) w = Welford{count, shift + sum / count, fmax(sq - sum * (sum / count), 0.0)};
-  w = block_welford(w);
+  w = block_reduce(w, WelfordOp());
   if (threadIdx.x == 0) {
     double* out = partial + 3 * blockIdx.x;
     out[0] = w.n, out[1] = w.mean, out[2] = w.m2;
@@ -270,10 +239,10 @@ __global__ void batch_norm_bwd_reduce_kernel(BatchNormShape s, int64_t parts,
           dot += g * (static_cast<double>(xs[u].v[e]) - mean);
         }
   }
-  block_sum2(sum, dot);
+  const SumDot total = block_reduce(SumDot{sum, dot}, SumDotOp());
   if (threadIdx.x == 0) {
     double* out = partial + 3 * blockIdx.x;
-    out[0] = sum, out[1] = dot;
+    out[0] = total.sum, out[1] = total.dot;
   }
 }
 

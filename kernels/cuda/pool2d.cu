@@ -3,6 +3,7 @@
 // so every result is written once, in a fixed order (the CPU's). The value of each output and the
 // windows are kernels/pool_math.h's, which the CPU kernels share.
 #include "kernels/cuda/compat.h"
+#include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/kernel_table.h"
 #include "kernels/pool_math.h"
@@ -17,8 +18,6 @@ using namespace detail;
 using pool_detail::max64;
 using pool_detail::min64;
 
-constexpr unsigned kFull = 0xffffffffu;
-
 template <typename T>
 __global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* __restrict__ y,
                                       int64_t* __restrict__ idx) {
@@ -31,30 +30,16 @@ __global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* _
   }
 }
 
-// Block-wide minimum and maximum; the result reaches every thread. blockDim.x is a multiple of 32.
-__device__ void block_min_max(int64_t& lo, int64_t& hi) {
-  __shared__ int64_t los[32], his[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int off = 16; off > 0; off /= 2) {
-    lo = min64(lo, __shfl_down_sync(kFull, lo, off));
-    hi = max64(hi, __shfl_down_sync(kFull, hi, off));
+// A range of index rows or columns; empty is [INT64_MAX, INT64_MIN].
+struct Range {
+  int64_t lo, hi;
+};
+// The union of two ranges (block_reduce: Note [block_reduce order]).
+struct RangeUnionOp {
+  __device__ Range operator()(Range a, Range b) const {
+    return {min64(a.lo, b.lo), max64(a.hi, b.hi)};
   }
-  if (lane == 0) los[warp] = lo, his[warp] = hi;
-  __syncthreads();
-  if (warp == 0) {
-    lo = lane < warps ? los[lane] : INT64_MAX;
-    hi = lane < warps ? his[lane] : INT64_MIN;
-    for (int off = 16; off > 0; off /= 2) {
-      lo = min64(lo, __shfl_down_sync(kFull, lo, off));
-      hi = max64(hi, __shfl_down_sync(kFull, hi, off));
-    }
-    if (lane == 0) los[0] = lo, his[0] = hi;
-  }
-  __syncthreads();
-  lo = los[0];
-  hi = his[0];
-  __syncthreads();
-}
+};
 
 // Workspace of max_pool2d_bwd (max_pool2d_bwd_workspace_bytes): the range of index rows
 // (columns) seen at each output row (column), and the range of output rows (columns) to visit
@@ -90,10 +75,10 @@ __global__ void max_pool2d_bwd_ranges_kernel(PoolShape s, const int64_t* __restr
       lo = min64(lo, v);
       hi = max64(hi, v);
     }
-    block_min_max(lo, hi);
+    const Range r = block_reduce(Range{lo, hi}, RangeUnionOp(), Range{INT64_MAX, INT64_MIN});
     if (threadIdx.x == 0) {
-      (row ? w.row_lo : w.col_lo)[line] = lo;
-      (row ? w.row_hi : w.col_hi)[line] = hi;
+      (row ? w.row_lo : w.col_lo)[line] = r.lo;
+      (row ? w.row_hi : w.col_hi)[line] = r.hi;
     }
   }
 }

@@ -2,6 +2,7 @@
 // blockDim.x-th element of that output's reduced index space, read through the input's strides,
 // then warp shuffles and a shared-memory stage combine the threads.
 #include "kernels/cuda/compat.h"
+#include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/kernel_table.h"
 
@@ -12,27 +13,6 @@ namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
 using namespace detail;
-
-constexpr unsigned kFull = 0xffffffffu;
-
-// The sum over the block, returned to every thread. blockDim.x is a multiple of 32.
-template <typename Acc>
-__device__ Acc block_sum(Acc v) {
-  __shared__ Acc partial[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(kFull, v, off);
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < warps ? partial[lane] : Acc(0);
-    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(kFull, v, off);
-    if (lane == 0) partial[0] = v;
-  }
-  __syncthreads();
-  const Acc total = partial[0];
-  __syncthreads();  // partial[] is reused by the next call
-  return total;
-}
 
 // Whether (v, i) replaces (best, bi) as the extreme: NaN wins, then the larger (kMax) or smaller
 // value, then the lower index; bi < 0 means "nothing yet".
@@ -47,34 +27,21 @@ __device__ __forceinline__ bool better(bool is_max, T v, int64_t i, T best, int6
   return is_max ? v > best : v < best;
 }
 
-// Combines every thread's (best, idx) into the block's; the result reaches every thread.
-template <typename T>
-__device__ void block_extreme(bool is_max, T& best, int64_t& idx) {
-  __shared__ T vals[32];
-  __shared__ int64_t idxs[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int off = 16; off > 0; off /= 2) {
-    const T v = __shfl_down_sync(kFull, best, off);
-    const int64_t i = __shfl_down_sync(kFull, idx, off);
-    if (better(is_max, v, i, best, idx)) best = v, idx = i;
+// A running extreme and its index; index < 0 means "nothing yet" (the block reduction's
+// identity is {0, -1}).
+template <typename V>
+struct Extreme {
+  V value;
+  int64_t index;
+};
+// `b` when it is the better extreme, else `a` (block_reduce: Note [block_reduce order]).
+struct ExtremeOp {
+  bool is_max;
+  template <typename V>
+  __device__ __forceinline__ Extreme<V> operator()(Extreme<V> a, Extreme<V> b) const {
+    return better(is_max, b.value, b.index, a.value, a.index) ? b : a;
   }
-  if (lane == 0) vals[warp] = best, idxs[warp] = idx;
-  __syncthreads();
-  if (warp == 0) {
-    best = lane < warps ? vals[lane] : T(0);
-    idx = lane < warps ? idxs[lane] : -1;
-    for (int off = 16; off > 0; off /= 2) {
-      const T v = __shfl_down_sync(kFull, best, off);
-      const int64_t i = __shfl_down_sync(kFull, idx, off);
-      if (better(is_max, v, i, best, idx)) best = v, idx = i;
-    }
-    if (lane == 0) vals[0] = best, idxs[0] = idx;
-  }
-  __syncthreads();
-  best = vals[0];
-  idx = idxs[0];
-  __syncthreads();
-}
+};
 
 // Sums accumulate in double for floating T (as the CPU kernels do) and in int64 for integer
 // and bool T, whose sum is int64; extremes are compared in T, or in int64 for integer T (which
@@ -112,7 +79,7 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
     if (op == ReduceOp::sum || op == ReduceOp::mean || op == ReduceOp::var || op == ReduceOp::std) {
       Acc s = 0;
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<Acc>(x(i));
-      s = block_sum(s);
+      s = block_reduce(s, SumOp());
       if constexpr (kFloat) {
         double r = op == ReduceOp::sum ? s : s / static_cast<double>(n);
         if (op == ReduceOp::var || op == ReduceOp::std) {
@@ -122,7 +89,7 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
             const double d = static_cast<double>(x(i)) - mean;
             q += d * d;
           }
-          q = block_sum(q);
+          q = block_reduce(q, SumOp());
           const int64_t dof = n - correction > 0 ? n - correction : 0;
           r = q / static_cast<double>(dof);
           if (op == ReduceOp::std) r = sqrt(r);
@@ -132,19 +99,17 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
         if (threadIdx.x == 0) static_cast<int64_t*>(out)[row] = s;
       }
     } else {
-      const bool is_max = op == ReduceOp::amax || op == ReduceOp::argmax;
-      V best = V(0);
-      int64_t idx = -1;
-      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-        const V v = static_cast<V>(x(i));
-        if (better(is_max, v, i, best, idx)) best = v, idx = i;
-      }
-      block_extreme(is_max, best, idx);
+      const ExtremeOp better_of{op == ReduceOp::amax || op == ReduceOp::argmax};
+      const Extreme<V> none{V(0), -1};
+      Extreme<V> e = none;
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        e = better_of(e, Extreme<V>{static_cast<V>(x(i)), i});
+      e = block_reduce(e, better_of, none);
       if (threadIdx.x == 0) {
         if (op == ReduceOp::argmax || op == ReduceOp::argmin)
-          static_cast<int64_t*>(out)[row] = idx;
+          static_cast<int64_t*>(out)[row] = e.index;
         else
-          static_cast<T*>(out)[row] = static_cast<T>(best);
+          static_cast<T*>(out)[row] = static_cast<T>(e.value);
       }
     }
   }

@@ -5,9 +5,10 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/block_reduce.cuh"
+
 namespace ember::kernels::EMBER_KERNEL_NS::detail {
 
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kRowBlock = 256;  // threads per block for either layout
 // Rows up to this long get one warp each (8 per block); longer rows get a whole block.
 constexpr int64_t kWarpRowMax = 1024;
@@ -18,12 +19,6 @@ struct MaxOp {
   template <typename V>
   __device__ __forceinline__ V operator()(V a, V b) const {
     return a < b ? b : a;
-  }
-};
-struct SumOp {
-  template <typename V>
-  __device__ __forceinline__ V operator()(V a, V b) const {
-    return a + b;
   }
 };
 

@@ -92,8 +92,8 @@ build_status="ok"
 if ! cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" >"$LOGS/configure.log" 2>&1; then
   build_status="FAILED (configure; see configure.log)"
   tail -30 "$LOGS/configure.log"
-elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu ember_cli \
-    >"$LOGS/build.log" 2>&1; then
+elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench_ladder \
+    ember_cli >"$LOGS/build.log" 2>&1; then
   build_status="FAILED (see build.log)"
   grep -E "error|Error" "$LOGS/build.log" | head -30
 fi
@@ -141,6 +141,7 @@ say "tests: $tests_line"
 # --- Benchmarks -------------------------------------------------------------------------------
 bench_ok=1
 bench_line=""
+ladder_line=""
 if [ "$build_status" = "ok" ] && [ $usable -eq 1 ]; then
   # TF32 off in every library, whatever it defaults to: fp32 against fp32.
   NVIDIA_TF32_OVERRIDE=0 timeout 300 "$BUILD/bin/bench_gpu" --device cuda \
@@ -150,10 +151,20 @@ if [ "$build_status" = "ok" ] && [ $usable -eq 1 ]; then
     bench_ok=0
     bench_line="bench_gpu exited with $rc (see bench_gpu.log)"
   fi
+  # The ladder: each op's rungs from version 1 to the vendor library (README.md, "Benchmarks").
+  NVIDIA_TF32_OVERRIDE=0 timeout 180 "$BUILD/bin/bench_ladder" --device cuda \
+    >"$LOGS/bench_ladder.log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    bench_ok=0
+    ladder_line="bench_ladder exited with $rc (see bench_ladder.log)"
+  fi
 elif [ "$build_status" = "ok" ]; then
   bench_line="skipped: $why"
+  ladder_line="skipped: $why"
 else
   bench_line="not run (build failed)"
+  ladder_line="not run (build failed)"
 fi
 
 # --- Summary ----------------------------------------------------------------------------------
@@ -167,6 +178,12 @@ fi
     sed -n '/== bench_gpu summary/,$p' "$LOGS/bench_gpu.log" | tail -n +2
   else
     echo "bench  | ${bench_line:-no table (see bench_gpu.log)}"
+  fi
+  if [ -s "$LOGS/bench_ladder.log" ] && grep -q "^bench_ladder: done" "$LOGS/bench_ladder.log"; then
+    echo "ladder | bench_ladder --device cuda${ladder_line:+: $ladder_line}"
+    sed -n '/^== /,/^bench_ladder: done/p' "$LOGS/bench_ladder.log" | grep -v "^$\|^bench_ladder: done"
+  else
+    echo "ladder | ${ladder_line:-no table (see bench_ladder.log)}"
   fi
   echo "total  | $((SECONDS - start)) s"
 } | tee "$LOGS/summary.txt"

@@ -1,0 +1,451 @@
+// The benchmark ladder: for GEMM, convolution, sum reduction and batch norm, every rung from the
+// plainest kernel up, on one problem per op and in one table per op (README.md,
+// "Benchmarks", explains the rungs):
+//   1. version 1 (kernels/cuda/ladder_v1.cu): the textbook first kernel;
+//   2. Ember's dispatched kernel(s) through the public ops: for convolution, every registered
+//      algorithm that supports the problem, forced by name;
+//   3. on cuda, the vendor library: cuBLAS (GEMM), cuDNN's fastest FMA algorithm (convolution).
+// Every rung's output is checked against a float64 reference computed here on the cpu (all
+// outputs, or a fixed sample of them for the large GEMM and convolution); a rung outside the
+// tolerance prints WRONG and the run exits 1. Each rung shows its rate (GFLOP/s, or GB/s of the
+// op's least traffic), its fraction of the best rung and of the vendor rung. Timing: events
+// around each call after two warm-up calls, median of --reps; on emu the events record host
+// time, so emu rows check the path, they do not measure a GPU.
+//
+//   bench_ladder [--device cuda[:N]|emu[:N]] [--small] [--reps N] [--op gemm,conv,reduce,bn]
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli/validate.h"
+#include "ember/build_config.h"
+#include "kernels/cuda/ladder_v1.cuh"
+#include "ops/batch_norm.h"
+#include "ops/conv2d.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "reference/conv_spec.h"
+#include "timing.h"
+#if EMBER_BENCH_CUDNN
+#include "reference/cudnn_conv.h"
+#endif
+#include "runtime/gpu.h"
+#include "runtime/rng.h"
+#include "runtime/tensor.h"
+
+namespace {
+
+using namespace ember;
+using bench::ConvSpec;
+
+struct Options {
+  Device device{DeviceType::CUDA, 0};
+  bool small = false;
+  int reps = 10;
+  std::vector<std::string> ops{"gemm", "conv", "reduce", "bn"};
+};
+
+std::string fmt(const char* f, double a) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+// The v1 launchers of the tensor's device type (cuda only in builds with nvcc).
+struct V1 {
+  decltype(&kernels::emu::gemm_v1) gemm;
+  decltype(&kernels::emu::conv2d_fwd_v1) conv2d_fwd;
+  decltype(&kernels::emu::reduce_sum_v1_workspace_floats) reduce_workspace;
+  decltype(&kernels::emu::reduce_sum_v1) reduce_sum;
+  decltype(&kernels::emu::batch_norm_fwd_v1) batch_norm_fwd;
+};
+V1 v1_for(Device d) {
+#if EMBER_HAVE_CUDA
+  if (d.is_cuda())
+    return {kernels::cuda::gemm_v1, kernels::cuda::conv2d_fwd_v1,
+            kernels::cuda::reduce_sum_v1_workspace_floats, kernels::cuda::reduce_sum_v1,
+            kernels::cuda::batch_norm_fwd_v1};
+#endif
+  (void)d;
+  return {kernels::emu::gemm_v1, kernels::emu::conv2d_fwd_v1,
+          kernels::emu::reduce_sum_v1_workspace_floats, kernels::emu::reduce_sum_v1,
+          kernels::emu::batch_norm_fwd_v1};
+}
+
+float* f32(const Tensor& t) {
+  return static_cast<float*>(t.data_ptr());
+}
+
+// Up to `limit` distinct output positions in [0, total): all of them when total <= limit, else
+// a fixed random sample (with the first and last).
+std::vector<int64_t> sample_positions(int64_t total, int64_t limit) {
+  std::vector<int64_t> at;
+  if (total <= limit) {
+    for (int64_t i = 0; i < total; ++i) at.push_back(i);
+    return at;
+  }
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int64_t> pick(0, total - 1);
+  at = {0, total - 1};
+  while (static_cast<int64_t>(at.size()) < limit) at.push_back(pick(rng));
+  std::sort(at.begin(), at.end());
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  return at;
+}
+
+// One timed implementation of an op.
+struct Rung {
+  std::string name;
+  bool vendor = false;
+  double ms = NAN, err = NAN;
+  std::string failure;  // why it did not run ("" when it ran)
+  bool wrong = false;
+};
+
+// One op's ladder: its problem, the work per call, and how an output is checked.
+class Ladder {
+ public:
+  // `work`: flops (unit "GFLOP/s") or bytes (unit "GB/s") per call. `error` maps an output,
+  // copied to the host, to its error against the float64 reference; above `tol` is WRONG.
+  Ladder(std::string title, std::string unit, double work, double tol,
+         std::function<double(const std::vector<float>&)> error)
+      : title_(std::move(title)),
+        unit_(std::move(unit)),
+        work_(work),
+        tol_(tol),
+        error_(std::move(error)) {}
+
+  // Times `run` (which leaves its result in `out`, read after the timed calls) and checks it.
+  void rung(const Options& o, const std::string& name, bool vendor, const Tensor* out,
+            const std::function<void()>& run) {
+    Rung r;
+    r.name = name;
+    r.vendor = vendor;
+    try {
+      r.ms = bench::time_ms(o.device, o.reps, run);
+      r.err = error_(out->to_vector<float>());
+      r.wrong = !(r.err <= tol_);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      r.failure = what.substr(0, what.find('\n'));
+    }
+    rungs_.push_back(r);
+  }
+  // A rung that cannot run here, with the reason.
+  void skip(const std::string& name, bool vendor, const std::string& why) {
+    Rung r;
+    r.name = name;
+    r.vendor = vendor;
+    r.failure = why;
+    rungs_.push_back(r);
+  }
+
+  // Prints the table; returns false when a rung was wrong.
+  bool print() const {
+    double best = 0, vendor = 0;
+    for (const Rung& r : rungs_) {
+      if (!r.failure.empty() || r.wrong) continue;
+      best = std::max(best, rate(r));
+      if (r.vendor) vendor = rate(r);
+    }
+    std::printf("\n== %s (%s)\n", title_.c_str(), unit_.c_str());
+    std::printf("%-3s %-40s %12s %11s %8s %10s  %s\n", "#", "rung", unit_.c_str(), "ms", "of best",
+                "of vendor", "check");
+    bool ok = true;
+    for (size_t i = 0; i < rungs_.size(); ++i) {
+      const Rung& r = rungs_[i];
+      if (!r.failure.empty()) {
+        std::printf("%-3zu %-40s n/a: %s\n", i + 1, r.name.c_str(), r.failure.c_str());
+        continue;
+      }
+      const double v = rate(r);
+      const std::string of_best = best > 0 && !r.wrong ? fmt("%.2f", v / best) : "-";
+      const std::string of_vendor = vendor > 0 && !r.wrong ? fmt("%.2f", v / vendor) : "-";
+      const std::string check =
+          (r.wrong ? "WRONG" : "ok") + fmt(" (err %.1e, ", r.err) + fmt("tol %.0e)", tol_);
+      std::printf("%-3zu %-40s %12.4g %11.4f %8s %10s  %s\n", i + 1, r.name.c_str(), v, r.ms,
+                  of_best.c_str(), of_vendor.c_str(), check.c_str());
+      ok = ok && !r.wrong;
+    }
+    std::fflush(stdout);
+    return ok;
+  }
+
+ private:
+  double rate(const Rung& r) const { return work_ / (r.ms * 1e-3) * 1e-9; }
+
+  std::string title_, unit_;
+  double work_, tol_;
+  std::function<double(const std::vector<float>&)> error_;
+  std::vector<Rung> rungs_;
+};
+
+class Bench {
+ public:
+  explicit Bench(Options o)
+      : o_(std::move(o)), cuda_(o_.device.is_cuda()), v1_(v1_for(o_.device)) {}
+
+  int run() {
+    bool ok = true;
+    for (const std::string& op : o_.ops) {
+      if (op == "gemm") ok = gemm() && ok;
+      if (op == "conv") ok = conv() && ok;
+      if (op == "reduce") ok = reduce() && ok;
+      if (op == "bn") ok = batch_norm() && ok;
+    }
+    std::printf("\nbench_ladder: done%s\n", ok ? "" : " (WRONG results above)");
+    return ok ? 0 : 1;
+  }
+
+ private:
+  Tensor randn_on(const Shape& s) { return randn(s, {kFloat32, o_.device}, &gen_); }
+  gpu::Stream stream() const { return gpu::current_stream(o_.device); }
+
+  // C = A B, [m, k] x [k, n]. Error at each checked entry: |c - ref| / sum_p |a_ip b_pj|.
+  bool gemm() {
+    const int64_t m = o_.small ? 61 : 4096, n = o_.small ? 67 : 4096, k = o_.small ? 53 : 4096;
+    const Tensor a = randn_on({m, k}), b = randn_on({k, n});
+    const std::vector<float> ha = a.to_vector<float>(), hb = b.to_vector<float>();
+    const std::vector<int64_t> at = sample_positions(m * n, 4096);
+    std::vector<double> ref(at.size()), mag(at.size());
+    for (size_t e = 0; e < at.size(); ++e) {
+      const int64_t i = at[e] / n, j = at[e] % n;
+      for (int64_t p = 0; p < k; ++p) {
+        const double t = double(ha[i * k + p]) * double(hb[p * n + j]);
+        ref[e] += t;
+        mag[e] += std::fabs(t);
+      }
+    }
+    auto error = [&](const std::vector<float>& c) {
+      double worst = 0;
+      for (size_t e = 0; e < at.size(); ++e)
+        worst = std::max(worst, std::fabs(c[at[e]] - ref[e]) / std::max(mag[e], 1e-30));
+      return worst;
+    };
+    Ladder l("gemm fp32 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                 " on " + o_.device.str(),
+             "GFLOP/s", 2.0 * m * n * k, 1e-5, error);
+    Tensor c = empty({m, n}, {kFloat32, o_.device});
+    l.rung(o_, "v1: one thread per output", false, &c,
+           [&] { v1_.gemm(m, n, k, f32(a), f32(b), f32(c), stream()); });
+    Tensor out;
+    const auto matmul_rung = [&](const std::string& name, ops::GpuGemm g, bool vendor) {
+      ops::set_gpu_gemm(g);
+      l.rung(o_, name, vendor, &out, [&] { out = ops::matmul(a, b); });
+      ops::set_gpu_gemm(ops::GpuGemm::automatic);
+    };
+    matmul_rung("ember: tiled GEMM (ops::matmul)", ops::GpuGemm::ember, false);
+    if (cuda_ && ops::gpu_gemm_has_cublas())
+      matmul_rung("cuBLAS SGEMM (ops::matmul, no TF32)", ops::GpuGemm::cublas, true);
+    else
+      l.skip("cuBLAS SGEMM", true, cuda_ ? "built without cuBLAS" : "cuda only");
+    return l.print();
+  }
+
+  // y = conv(x, w), no bias. Error at each checked output: |y - ref| / sum |x w| over its taps.
+  bool conv() {
+    const ConvSpec s =
+        o_.small ? ConvSpec{2, 8, 9, 9, 16, 3, 3, 2, 1} : ConvSpec{32, 64, 56, 56, 64, 3, 3, 1, 1};
+    kernels::ConvShape cs;
+    cs.n = s.n, cs.c = s.c, cs.h = s.h, cs.w = s.w, cs.k = s.k, cs.r = s.r, cs.s = s.s;
+    cs.oh = s.out_h(), cs.ow = s.out_w();
+    cs.stride_h = cs.stride_w = s.stride;
+    cs.pad_h = cs.pad_w = s.pad;
+    const Tensor x = randn_on({s.n, s.c, s.h, s.w}), w = randn_on({s.k, s.c, s.r, s.s});
+    const std::vector<float> hx = x.to_vector<float>(), hw = w.to_vector<float>();
+    const std::vector<int64_t> at = sample_positions(cs.y_numel(), 4096);
+    std::vector<double> ref(at.size()), mag(at.size());
+    for (size_t e = 0; e < at.size(); ++e) {
+      const int64_t o = at[e], j = o % cs.ow, i = (o / cs.ow) % cs.oh;
+      const int64_t f = (o / (cs.ow * cs.oh)) % cs.k, img = o / (cs.ow * cs.oh * cs.k);
+      for (int64_t c = 0; c < s.c; ++c)
+        for (int64_t r = 0; r < s.r; ++r)
+          for (int64_t q = 0; q < s.s; ++q) {
+            const int64_t ih = i * s.stride - s.pad + r, iw = j * s.stride - s.pad + q;
+            if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+            const double t = double(hx[((img * s.c + c) * s.h + ih) * s.w + iw]) *
+                             double(hw[((f * s.c + c) * s.r + r) * s.s + q]);
+            ref[e] += t;
+            mag[e] += std::fabs(t);
+          }
+    }
+    auto error = [&](const std::vector<float>& y) {
+      double worst = 0;
+      for (size_t e = 0; e < at.size(); ++e)
+        worst = std::max(worst, std::fabs(y[at[e]] - ref[e]) / std::max(mag[e], 1e-30));
+      return worst;
+    };
+    const std::string title = "conv2d fwd fp32 " + std::to_string(s.r) + "x" + std::to_string(s.s) +
+                              "/" + std::to_string(s.stride) + " " + std::to_string(s.c) + "->" +
+                              std::to_string(s.k) + "@" + std::to_string(s.h) + "x" +
+                              std::to_string(s.w) + " N" + std::to_string(s.n) + " on " +
+                              o_.device.str();
+    Ladder l(title, "GFLOP/s", s.flops(), 1e-5, error);
+    Tensor y = empty({s.n, s.k, cs.oh, cs.ow}, {kFloat32, o_.device});
+    l.rung(o_, "v1: one thread per output", false, &y,
+           [&] { v1_.conv2d_fwd(cs, f32(x), f32(w), f32(y), stream()); });
+
+    ops::Conv2dParams p;
+    p.stride = {s.stride, s.stride};
+    p.padding = {s.pad, s.pad};
+    const ops::ConvKey key =
+        ops::conv2d_key(ops::ConvDirection::forward, x.shape(), w.shape(), kFloat32, o_.device, p);
+    Tensor out;
+    for (const ops::ConvCandidate& cand : ops::explain_conv_algos(key).candidates) {
+      if (!cand.supported) continue;  // another device's algorithm, or not this shape
+      const std::string name = "ember: " + cand.name + " (ops::conv2d)";
+      ops::set_conv_algo(cand.name);
+      l.rung(o_, name, false, &out, [&] { out = ops::conv2d(x, w, Tensor(), p); });
+      ops::set_conv_algo("");
+    }
+    vendor_conv(l, s, x, w, y);
+    return l.print();
+  }
+
+  void vendor_conv(Ladder& l, const ConvSpec& s, const Tensor& x, const Tensor& w, Tensor& y) {
+#if EMBER_BENCH_CUDNN
+    if (cuda_) {
+      try {
+        auto ref = std::make_shared<bench::CudnnConv>(s, o_.device.index, f32(x), f32(w), f32(y),
+                                                      size_t{1} << 30);
+        l.rung(o_, "cuDNN " + ref->algo_name() + " (FMA)", true, &y,
+               [&] { ref->run(f32(x), f32(w), f32(y)); });
+      } catch (const std::exception& e) {
+        l.skip("cuDNN", true, e.what());
+      }
+      return;
+    }
+#endif
+    (void)s, (void)x, (void)w, (void)y;
+    l.skip("cuDNN", true, cuda_ ? "built without cuDNN" : "cuda only");
+  }
+
+  // The sum of n floats. Error: |sum - ref| / sum |x|.
+  bool reduce() {
+    const int64_t n = o_.small ? 100003 : (int64_t{1} << 26);
+    const Tensor x = randn_on({n});
+    double ref = 0, mag = 0;
+    for (float v : x.to_vector<float>()) ref += v, mag += std::fabs(v);
+    auto error = [&](const std::vector<float>& s) { return std::fabs(s.at(0) - ref) / mag; };
+    Ladder l("sum fp32 of " + std::to_string(n) + " values on " + o_.device.str(), "GB/s", 4.0 * n,
+             1e-5, error);
+    const Tensor sum = empty({1}, {kFloat32, o_.device});
+    const Tensor ws = empty({static_cast<int64_t>(v1_.reduce_workspace(n))}, {kFloat32, o_.device});
+    l.rung(o_, "v1: shared-memory tree, launch per level", false, &sum,
+           [&] { v1_.reduce_sum(n, f32(x), f32(sum), f32(ws), stream()); });
+    Tensor out;
+    l.rung(o_, "ember: reduce kernel (ops::sum)", false, &out, [&] { out = ops::sum(x); });
+    return l.print();
+  }
+
+  // Training-mode forward, batch statistics, no running stats. Error: max |y - ref| / max |ref|.
+  bool batch_norm() {
+    const Shape shape = o_.small ? Shape{3, 5, 7, 9} : Shape{32, 128, 64, 64};
+    const int64_t nb = shape[0], c = shape[1], sp = shape[2] * shape[3];
+    const double eps = 1e-5;
+    const Tensor x = randn_on(shape), w = randn_on({c}), b = randn_on({c});
+    const std::vector<float> hx = x.to_vector<float>(), hw = w.to_vector<float>(),
+                             hb = b.to_vector<float>();
+    std::vector<double> ref(hx.size());
+    double scale = 0;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0, sq = 0;
+      const auto at = [&](int64_t i) { return (i / sp * c + ch) * sp + i % sp; };
+      for (int64_t i = 0; i < nb * sp; ++i) sum += hx[at(i)];
+      const double mean = sum / double(nb * sp);
+      for (int64_t i = 0; i < nb * sp; ++i) sq += (hx[at(i)] - mean) * (hx[at(i)] - mean);
+      const double invstd = 1.0 / std::sqrt(sq / double(nb * sp) + eps);
+      for (int64_t i = 0; i < nb * sp; ++i) {
+        ref[at(i)] = (hx[at(i)] - mean) * invstd * hw[ch] + hb[ch];
+        scale = std::max(scale, std::fabs(ref[at(i)]));
+      }
+    }
+    auto error = [&](const std::vector<float>& y) {
+      double worst = 0;
+      for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(y[i] - ref[i]));
+      return worst / scale;
+    };
+    std::string dims;
+    for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    // The least traffic: x read for the statistics, read again and y written.
+    Ladder l("batch_norm fwd train fp32 " + dims + " on " + o_.device.str(), "GB/s",
+             3.0 * 4.0 * static_cast<double>(hx.size()), 1e-4, error);
+    const Tensor y = empty(shape, {kFloat32, o_.device});
+    const kernels::BatchNormShape s{nb, c, sp};
+    l.rung(o_, "v1: one block per channel, three passes", false, &y,
+           [&] { v1_.batch_norm_fwd(s, eps, f32(x), f32(w), f32(b), f32(y), stream()); });
+    Tensor out;
+    l.rung(o_, "ember: split channels (ops::batch_norm)", false, &out,
+           [&] { out = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, eps).out; });
+    return l.print();
+  }
+
+  Options o_;
+  bool cuda_;
+  V1 v1_;
+  Generator gen_{1234};
+};
+
+// "cuda", "cuda:1", "emu", "emu:0": a GPU device (cuda or the emulator).
+CLI::Validator gpu_device() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        try {
+          const Device d = Device::parse(input);
+          if (d.is_cuda() || d.is_emu()) return {};
+        } catch (const std::exception&) {
+        }
+        return "invalid value '" + input + "': expected cuda[:N] or emu[:N]";
+      },
+      "cuda[:N] or emu[:N]");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "The benchmark ladder: for each op, version 1 (kernels/cuda/ladder_v1.cu), Ember's "
+      "dispatched kernels and, on cuda, cuBLAS/cuDNN; each rung checked against a float64 cpu "
+      "reference (WRONG and exit 1 outside the tolerance) and timed. README.md, section "
+      "Benchmarks, explains the rungs.",
+      "bench_ladder");
+  Options o;
+  std::string device = "cuda";
+  app.add_option("--device", device, "cuda[:N] or emu[:N] (emu needs --small)")
+      ->capture_default_str()
+      ->check(gpu_device());
+  app.add_flag("--small", o.small, "small problems (seconds on the emulator)");
+  app.add_option("--reps", o.reps, "timed runs per rung (the median is shown)")
+      ->capture_default_str()
+      ->transform(cli::integer_in(1, 10000));
+  app.add_option("--op", o.ops, "ops to run, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gemm", "conv", "reduce", "bn"}));
+  CLI11_PARSE(app, argc, argv);
+  o.device = Device::parse(device);
+  if (o.device.is_emu() && !o.small) {
+    std::fprintf(stderr,
+                 "--device: emu runs the full problems for hours; add --small (emu timings are "
+                 "host time, not GPU time)\n");
+    return 2;
+  }
+  try {
+    gpu::require_device(o.device);
+  } catch (const std::exception& e) {
+    std::printf("bench_ladder: %s unusable: %s\n", o.device.str().c_str(), e.what());
+    return 1;
+  }
+  std::printf("bench_ladder on %s (%s), median of %d timed runs per rung%s\n",
+              o.device.str().c_str(),
+              gpu::backend(o.device).properties(o.device.index).name.c_str(), o.reps,
+              o.device.is_emu() ? "; emu times are host time, not GPU time" : "");
+  return Bench(o).run();
+}
