@@ -1,5 +1,5 @@
-// Copies and casts on the emu device (no host staging), Philox fills equal to the CPU's, and the
-// fused SGD/Adam/AdamW updates against the CPU optimisers.
+// Philox fills on the emu device equal to the CPU's, and the fused SGD/Adam/AdamW updates against
+// the CPU optimisers. (Copies and casts: tests/spec/copy.cpp.)
 #include <doctest/doctest.h>
 
 #include "autograd/engine.h"
@@ -10,44 +10,6 @@
 #include "runtime/rng.h"
 
 namespace ember::test {
-
-TEST_CASE("emu copies and casts between layouts and dtypes match the cpu") {
-  std::mt19937 g(fresh_seed());
-  const DType dtypes[] = {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool};
-  for (const auto& cfg : emu_orders()) {
-    simt_test::ScopedOptions scoped(cfg);
-    CAPTURE(cfg.name());
-    for (DType from : dtypes) {
-      for (DType to : dtypes) {
-        for (Layout l :
-             {Layout::contiguous, Layout::transposed, Layout::sliced, Layout::expanded}) {
-          CAPTURE(from);
-          CAPTURE(to);
-          CAPTURE(std::string(layout_name(l)));
-          const Tensor x = random_operand({3, 5, 4}, from, l, -3, 200, g, 0.0, emu());
-          const Tensor got = x.to(to);
-          CHECK(got.device() == emu());
-          CHECK(got.to_vector<double>() == x.cpu().to(to).to_vector<double>());
-          // Into a strided destination on the device.
-          Tensor dst = zeros({4, 5, 3}, {to, emu()}).permute({2, 1, 0});
-          dst.copy_(x);
-          CHECK(dst.to_vector<double>() == x.cpu().to(to).to_vector<double>());
-        }
-      }
-    }
-    // Host <-> device copies into and out of strided views.
-    const Tensor h = random_tensor({6, 7}, kFloat64, -1, 1, g);
-    Tensor d = zeros({7, 6}, {kFloat32, emu()}).t();
-    d.copy_(h);
-    CHECK(d.to_vector<double>() == h.to(kFloat32).to_vector<double>());
-    Tensor back = zeros({6, 7}, kFloat64);
-    back.slice(1, 0, 7, 2).copy_(d.slice(1, 0, 7, 2));
-    CHECK(back.slice(1, 0, 7, 2).to_vector<double>() ==
-          h.to(kFloat32).to(kFloat64).slice(1, 0, 7, 2).to_vector<double>());
-    CHECK(d.contiguous().to_vector<double>() == d.to_vector<double>());
-    CHECK(zeros({0, 3}, {kFloat32, emu()}).to(kInt64).numel() == 0);
-  }
-}
 
 TEST_CASE("emu random fills equal the cpu's for the same seed") {
   for (const auto& cfg : emu_orders()) {
