@@ -1,8 +1,6 @@
-// conv2d on the GPU backends: both GPU algorithms (direct, implicit_gemm), in every
-// direction and every thread order, on the cases of tests/ops/conv_test_util.h (the cpu tests
-// run the same table) against its naive float64 loops: odd shapes (batch 1, channels not a multiple of 8, sizes that straddle the tiles, 1x1 and 5x5,
-// stride, padding, dilation, groups, depthwise, M = N = K = 1, split-K backward-filter) and
-// non-contiguous operands; empty shapes; mixed devices; gradcheck through autograd in float64.
+// conv2d on the GPU backends beyond the case table that tests/spec/conv2d.cpp runs on every
+// target: implicit_gemm past the grid's z limit, the heuristic's choice and the cpu algorithms'
+// refusal of the device, empty shapes, mixed devices, gradcheck through autograd in float64.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -48,49 +46,6 @@ std::string device_name(Device d) {
 }
 
 }  // namespace
-
-TEST_CASE("emu conv2d: every GPU algorithm and direction matches float64 in every thread order") {
-  ConvPolicyGuard guard;
-  const unsigned seed = fresh_seed();
-  CAPTURE(seed);
-  std::mt19937 g(seed);
-  const Layout layouts[] = {Layout::contiguous, Layout::transposed, Layout::sliced};
-  for (size_t ci = 0; ci < conv_cases().size(); ++ci) {
-    const ConvCase& cs = conv_cases()[ci];
-    CAPTURE(cs.name);
-    const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
-    const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
-    for (DType t : {kFloat32, kFloat64}) {
-      CAPTURE(t);
-      // Operands on the device in a layout that changes from case to case.
-      const Layout layout = layouts[ci % 3];
-      CAPTURE(layout_name(layout));
-      const Tensor x = random_operand(xs, t, layout, -1, 1, g, 0.0, emu());
-      const Tensor w = random_operand(ws, t, layouts[(ci + 1) % 3], -1, 1, g, 0.0, emu());
-      const Tensor b = random_operand({cs.k}, t, Layout::contiguous, -1, 1, g, 0.0, emu());
-      const Tensor dy = random_operand(ys, t, layouts[(ci + 2) % 3], -1, 1, g, 0.0, emu());
-      // The naive float64 loops of conv_test_util.h, on the operands' values.
-      const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>();
-      const ConvRef ref = conv_reference(cs, xv, wv, b.to_vector<double>(),
-                                         dy.to_vector<double>(), ys[2], ys[3]);
-      const ConvRef ref_nobias = conv_reference(cs, xv, wv, {}, {}, ys[2], ys[3]);
-      const Tensor y_ref = from_vector(ref.y, ys), y_nobias_ref = from_vector(ref_nobias.y, ys);
-      const Tensor dx_ref = from_vector(ref.dx, xs), dw_ref = from_vector(ref.dw, ws);
-      for (const char* algo : kGpuAlgos) {
-        CAPTURE(algo);
-        ops::set_conv_algo(algo);
-        for (const auto& cfg : emu_orders()) {
-          simt_test::ScopedOptions scoped(cfg);
-          CAPTURE(cfg.name());
-          check_conv(ops::conv2d(x, w, b, cs.p), y_ref, t);
-          check_conv(ops::conv2d(x, w, Tensor(), cs.p), y_nobias_ref, t);
-          check_conv(ops::conv2d_backward_data(dy, w, xs, cs.p), dx_ref, t);
-          check_conv(ops::conv2d_backward_filter(dy, x, ws, cs.p), dw_ref, t);
-        }
-      }
-    }
-  }
-}
 
 TEST_CASE("emu conv2d: implicit_gemm with more groups than a grid's z dimension holds") {
   // 65537 groups of one channel and two filters: blockIdx.z walks the groups past 65535 (one

@@ -168,4 +168,26 @@ inline bool built_without_instructions(const ops::ConvCandidate& c) {
   return !c.supported && c.reason.find("built without") != std::string::npos;
 }
 
+// got (on dev, dtype t) against the float64 loops: within 16 ulps of the sum of the terms'
+// magnitudes (abs_sum), a bound that holds for any summation order of the lengths here.
+inline void check_conv_close(const Tensor& got, Device dev, const std::vector<double>& want,
+                 const std::vector<double>& abs_sum, DType t) {
+  CHECK(got.device() == dev);
+  CHECK(got.dtype() == t);
+  const std::vector<double> g = got.to_vector<double>();
+  REQUIRE(g.size() == want.size());
+  const double eps = t == kFloat32 ? 1.2e-7 : 2.3e-16;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double tol = 16 * eps * abs_sum[i] + 1e-30;
+    if (!(std::abs(g[i] - want[i]) <= tol)) {
+      CAPTURE(i);
+      CAPTURE(g[i]);
+      CAPTURE(want[i]);
+      CAPTURE(tol);
+      FAIL_CHECK("value mismatch");
+      return;
+    }
+  }
+}
+
 }  // namespace ember::test

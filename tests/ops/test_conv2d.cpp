@@ -1,5 +1,5 @@
-// conv2d: every registered algorithm in every direction against naive float64 loops written
-// here, on odd shapes and strided inputs; the registry's policies; and bad input.
+// conv2d: output shapes, a hand-computed example, the registry's policies, and bad input. Every
+// algorithm's values in every direction on every device: tests/spec/conv2d.cpp.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -20,25 +20,6 @@ using ops::ConvDirection;
 
 namespace {
 
-
-void check_close(const Tensor& got, const std::vector<double>& want,
-                 const std::vector<double>& abs_sum, DType t) {
-  const std::vector<double> g = got.to_vector<double>();
-  REQUIRE(g.size() == want.size());
-  const double eps = t == kFloat32 ? 1.2e-7 : 2.3e-16;
-  for (size_t i = 0; i < g.size(); ++i) {
-    const double tol = 16 * eps * abs_sum[i] + 1e-30;
-    if (!(std::abs(g[i] - want[i]) <= tol)) {
-      CAPTURE(i);
-      CAPTURE(g[i]);
-      CAPTURE(want[i]);
-      CAPTURE(tol);
-      FAIL_CHECK("value mismatch");
-      return;
-    }
-  }
-}
-
 // The registered algorithms that run on the cpu (every built-in one: im2col_gemm is the cpu's
 // alone, direct and implicit_gemm run on every device).
 std::vector<std::string> cpu_algo_names() {
@@ -51,63 +32,6 @@ std::vector<std::string> cpu_algo_names() {
 }
 
 }  // namespace
-
-TEST_CASE("conv2d: every algorithm, every direction, against a float64 reference") {
-  ConvPolicyGuard guard;
-  const unsigned seed = fresh_seed();
-  CAPTURE(seed);
-  std::mt19937 g(seed);
-  // "algorithm, dtype, direction" that some case ran, and the registry's reason for each one it
-  // refused: one that no case ran is reported as skipped, with that reason.
-  std::set<std::string> ran;
-  std::map<std::string, std::string> refused;
-  for (const ConvCase& cs : conv_cases()) {
-    const std::string case_name = cs.name;
-    CAPTURE(case_name);
-    const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
-    const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
-    for (DType t : {kFloat32, kFloat64}) {
-      CAPTURE(t);
-      for (Layout layout : {Layout::contiguous, Layout::sliced, Layout::transposed}) {
-        CAPTURE(layout_name(layout));
-        const Tensor x = random_operand(xs, t, layout, -1, 1, g);
-        const Tensor w = random_operand(
-            ws, t, layout == Layout::sliced ? Layout::transposed : Layout::sliced, -1, 1, g);
-        const Tensor b = random_tensor({cs.k}, t, -1, 1, g);
-        const Tensor dy = random_operand(ys, t, layout, -1, 1, g);
-        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
-                                  b.to_vector<double>(), dy.to_vector<double>(), ys[2], ys[3]);
-        const ConvRef ref_nobias =
-            conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, ys[2], ys[3]);
-        for (const std::string& algo : cpu_algo_names()) {
-          CAPTURE(algo);
-          ops::set_conv_algo(algo);
-          // Some algorithms cover only some keys (e.g. float32 only); the others fall back.
-          auto runs = [&](ConvDirection d) {
-            const ops::ConvKey key = ops::conv2d_key(d, xs, ws, t, kCPU, cs.p);
-            const ops::ConvSelection sel = ops::explain_conv_algos(key);
-            const std::string what =
-                algo + ", " + dtype_name(t) + ", " + ops::conv_direction_name(d);
-            if (sel.chosen == algo) return ran.insert(what), true;
-            for (const ops::ConvCandidate& c : sel.candidates)
-              if (c.name == algo) refused.emplace(what, c.reason);
-            return false;
-          };
-          if (runs(ConvDirection::forward)) {
-            check_close(ops::conv2d(x, w, b, cs.p), ref.y, ref.y_abs, t);
-            check_close(ops::conv2d(x, w, Tensor(), cs.p), ref_nobias.y, ref_nobias.y_abs, t);
-          }
-          if (runs(ConvDirection::backward_data))
-            check_close(ops::conv2d_backward_data(dy, w, xs, cs.p), ref.dx, ref.dx_abs, t);
-          if (runs(ConvDirection::backward_filter))
-            check_close(ops::conv2d_backward_filter(dy, x, ws, cs.p), ref.dw, ref.dw_abs, t);
-        }
-      }
-    }
-  }
-  for (const auto& [what, reason] : refused)
-    if (ran.count(what) == 0) skip_case(what + ": " + reason);
-}
 
 TEST_CASE("conv2d: output shape follows PyTorch's formula") {
   // floor((H + 2p - d(R-1) - 1) / s) + 1, worked by hand.
@@ -242,7 +166,7 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
   const Tensor x = random_tensor(xs, kFloat64, -1, 1, g), w = random_tensor(ws, kFloat64, -1, 1, g);
   const ConvCase cs{"fallback", 1, 2, 5, 5, 3, 3, 3, {}};
   const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, 3, 3);
-  check_close(ops::conv2d(x, w, Tensor(), {}), ref.y, ref.y_abs, kFloat64);
+  check_conv_close(ops::conv2d(x, w, Tensor(), {}), kCPU, ref.y, ref.y_abs, kFloat64);
   CHECK(runs == 1);
 
   // Deterministic policy: the flag is part of the key, and the flaky one is not a candidate.
@@ -257,7 +181,7 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
       CHECK(c.rank == -1);
       CHECK(c.reason == "not deterministic");
     }
-  check_close(ops::conv2d(x, w, Tensor(), {}), ref.y, ref.y_abs, kFloat64);
+  check_conv_close(ops::conv2d(x, w, Tensor(), {}), kCPU, ref.y, ref.y_abs, kFloat64);
   CHECK(runs == 1);
   // Forcing a non-deterministic algorithm under the deterministic policy is refused.
   ops::set_conv_algo("test_flaky");
