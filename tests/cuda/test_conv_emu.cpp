@@ -24,7 +24,6 @@ using ops::Conv2dParams;
 
 const char* const kGpuAlgos[] = {"direct", "implicit_gemm"};
 
-
 double scale_of(const Tensor& ref) {
   const double m = ref.numel() == 0 ? 0.0 : ops::amax(ops::abs(ref)).item();
   return m > 0 ? m : 1.0;

@@ -7,8 +7,8 @@
 
 #include "cuda/cuda_test_util.h"
 #include "ember/build_config.h"
-#include "ops/elementwise.h"
 #include "ops/dispatch.h"
+#include "ops/elementwise.h"
 #include "ops/reduce.h"
 
 namespace ember::test {

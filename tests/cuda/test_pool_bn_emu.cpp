@@ -19,10 +19,7 @@
 
 namespace ember::test {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("emu pooling of empty batches and across devices") {
   const Tensor x = empty({0, 3, 7, 9}, {kFloat32, emu()});

@@ -171,7 +171,7 @@ inline bool built_without_instructions(const ops::ConvCandidate& c) {
 // got (on dev, dtype t) against the float64 loops: within 16 ulps of the sum of the terms'
 // magnitudes (abs_sum), a bound that holds for any summation order of the lengths here.
 inline void check_conv_close(const Tensor& got, Device dev, const std::vector<double>& want,
-                 const std::vector<double>& abs_sum, DType t) {
+                             const std::vector<double>& abs_sum, DType t) {
   CHECK(got.device() == dev);
   CHECK(got.dtype() == t);
   const std::vector<double> g = got.to_vector<double>();

@@ -165,7 +165,8 @@ TEST_CASE("conv2d registry: heuristic, deterministic policy and fallback") {
   std::mt19937 g(seed);
   const Tensor x = random_tensor(xs, kFloat64, -1, 1, g), w = random_tensor(ws, kFloat64, -1, 1, g);
   const ConvCase cs{"fallback", 1, 2, 5, 5, 3, 3, 3, {}};
-  const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, 3, 3);
+  const ConvRef ref =
+      conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, 3, 3);
   check_conv_close(ops::conv2d(x, w, Tensor(), {}), kCPU, ref.y, ref.y_abs, kFloat64);
   CHECK(runs == 1);
 

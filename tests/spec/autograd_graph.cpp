@@ -31,8 +31,8 @@ std::vector<Tensor> run_graph(const Tensor& x0, const Tensor& w0, const Tensor& 
 // dx = dh w^T, dw = x^T dh, db = the column sums of dloss/du * exp(h / 2).
 std::vector<std::vector<double>> graph_reference(const std::vector<double>& x,
                                                  const std::vector<double>& w,
-                                                 const std::vector<double>& b, int64_t n,
-                                                 int64_t k, int64_t m) {
+                                                 const std::vector<double>& b, int64_t n, int64_t k,
+                                                 int64_t m) {
   std::vector<double> dh(n * m), dx(n * k, 0.0), dw(k * m, 0.0), db(m, 0.0);
   double loss = 0;
   for (int64_t i = 0; i < n; ++i)
@@ -56,13 +56,15 @@ std::vector<std::vector<double>> graph_reference(const std::vector<double>& x,
 
 }  // namespace
 
-TEST_CASE("autograd: forward and backward of a small graph on every target match the hand-derived gradients") {
+TEST_CASE(
+    "autograd: forward and backward of a small graph on every target match the hand-derived "
+    "gradients") {
   std::mt19937 g(fresh_seed());
   const Tensor x = random_tensor({5, 7}, kFloat64, -1, 1, g);
   const Tensor w = random_tensor({7, 3}, kFloat64, -1, 1, g);
   const Tensor b = random_tensor({3}, kFloat64, -1, 1, g);
-  const auto want = graph_reference(x.to_vector<double>(), w.to_vector<double>(),
-                                    b.to_vector<double>(), 5, 7, 3);
+  const auto want =
+      graph_reference(x.to_vector<double>(), w.to_vector<double>(), b.to_vector<double>(), 5, 7, 3);
   const Shape shapes[] = {{}, {5, 7}, {7, 3}, {3}};
   for_each_target([&](Device dev) {
     const std::vector<Tensor> got = run_graph(x.to(dev), w.to(dev), b.to(dev));

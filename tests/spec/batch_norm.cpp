@@ -26,7 +26,9 @@ BnRef bn_reference(const Shape& shape, const std::vector<double>& x, const std::
                    double momentum, double eps) {
   const int64_t n = shape[0], c = shape[1], s = checked_numel(shape) / std::max<int64_t>(n * c, 1);
   const double m = static_cast<double>(n * s);
-  auto at = [&](int64_t i, int64_t k, int64_t j) { return static_cast<size_t>((i * c + k) * s + j); };
+  auto at = [&](int64_t i, int64_t k, int64_t j) {
+    return static_cast<size_t>((i * c + k) * s + j);
+  };
   BnRef r;
   r.y.resize(x.size());
   r.dx.resize(x.size());
@@ -71,24 +73,12 @@ BnRef bn_reference(const Shape& shape, const std::vector<double>& x, const std::
   return r;
 }
 
-// got against want with an absolute tolerance scaled by `scale`: batch norm's outputs round at
-// the size of |x| * invstd (x * scale + shift in x's dtype), dx at that times invstd.
-void check_scaled(const Tensor& got, Device dev, const Shape& shape, const std::vector<double>& want,
-                  DType t, double scale) {
-  CHECK(got.device() == dev);
-  CHECK(got.dtype() == t);
-  REQUIRE(got.shape() == shape);
-  const std::vector<double> v = got.to_vector<double>();
+// The tolerance of a batch-norm result that rounds at the size `scale`: the outputs are computed
+// in x's dtype as x * scale + shift, so they round at the size of |x| * invstd, and dx at that
+// times invstd; `unit` is a few ulps of 1.
+Tolerance bn_tolerance(DType t, double scale) {
   const double unit = t == kFloat32 ? 2e-6 : 1e-13, rtol = t == kFloat32 ? 2e-5 : 1e-11;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (std::abs(v[i] - want[i]) > unit * scale + rtol * std::abs(want[i])) {
-      CAPTURE(i);
-      CAPTURE(v[i]);
-      CAPTURE(want[i]);
-      FAIL_CHECK("value mismatch");
-      return;
-    }
-  }
+  return {rtol, unit * scale};
 }
 
 double max_abs(const std::vector<double>& v, double floor = 1.0) {
@@ -106,19 +96,26 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("batch_norm forward, running statistics and backward match the textbook on every target") {
+TEST_CASE(
+    "batch_norm forward, running statistics and backward match the textbook on every target") {
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
   // [3, 5, 33, 35] and [2, 3, 40, 40] split each channel over several GPU blocks; 40x40 planes
   // read vectors; [1, 3, 5, 7] is the one-image batch.
   const Case cases[] = {
-      {{4, 3}, true, Layout::contiguous, 0},          {{1, 3, 5, 7}, false, Layout::transposed, 0},
-      {{2, 5, 3, 4, 2}, true, Layout::contiguous, 0}, {{3, 1, 6}, true, Layout::sliced, 0},
-      {{1, 3, 7, 9}, true, Layout::contiguous, 100},  {{2, 5, 13, 11}, false, Layout::contiguous, 100},
-      {{6, 7}, true, Layout::transposed, 100},        {{4, 3, 5}, false, Layout::sliced, 100},
-      {{3, 5, 33, 35}, true, Layout::contiguous, 100}, {{2, 3, 40, 40}, true, Layout::contiguous, 0},
-      {{2, 3, 8, 12}, false, Layout::transposed, 0},  {{2, 3, 1, 1}, false, Layout::contiguous, 0},
+      {{4, 3}, true, Layout::contiguous, 0},
+      {{1, 3, 5, 7}, false, Layout::transposed, 0},
+      {{2, 5, 3, 4, 2}, true, Layout::contiguous, 0},
+      {{3, 1, 6}, true, Layout::sliced, 0},
+      {{1, 3, 7, 9}, true, Layout::contiguous, 100},
+      {{2, 5, 13, 11}, false, Layout::contiguous, 100},
+      {{6, 7}, true, Layout::transposed, 100},
+      {{4, 3, 5}, false, Layout::sliced, 100},
+      {{3, 5, 33, 35}, true, Layout::contiguous, 100},
+      {{2, 3, 40, 40}, true, Layout::contiguous, 0},
+      {{2, 3, 8, 12}, false, Layout::transposed, 0},
+      {{2, 3, 1, 1}, false, Layout::contiguous, 0},
   };
   const double momentum = 0.1, eps = 1e-5;
   for_each_target([&](Device dev) {
@@ -129,7 +126,8 @@ TEST_CASE("batch_norm forward, running statistics and backward match the textboo
         CAPTURE(cs.layout);
         CAPTURE(t);
         const int64_t c = cs.x[1];
-        const Tensor x0 = random_operand(cs.x, t, cs.layout, -1 + cs.offset, 3 + cs.offset, g, 0.0, dev);
+        const Tensor x0 =
+            random_operand(cs.x, t, cs.layout, -1 + cs.offset, 3 + cs.offset, g, 0.0, dev);
         Tensor w, b;
         if (cs.affine) {
           w = random_tensor({c}, t, 0.5, 2, g).to(dev);
@@ -146,29 +144,32 @@ TEST_CASE("batch_norm forward, running statistics and backward match the textboo
           const Tensor x = step == 1 ? random_operand(cs.x, t, cs.layout, -2, 2, g, 0.0, dev) : x0;
           const Tensor dy = random_operand(cs.x, t, Layout::contiguous, -1, 1, g, 0.0, dev);
           const std::vector<double> xv = x.to_vector<double>();
-          const BnRef want = bn_reference(cs.x, xv, wv, bv, rm.to_vector<double>(),
-                                          rv.to_vector<double>(), dy.to_vector<double>(), training,
-                                          momentum, eps);
-          const ops::BatchNormOutput got = ops::batch_norm(x, w, b, rm, rv, training, momentum, eps);
+          const BnRef want =
+              bn_reference(cs.x, xv, wv, bv, rm.to_vector<double>(), rv.to_vector<double>(),
+                           dy.to_vector<double>(), training, momentum, eps);
+          const ops::BatchNormOutput got =
+              ops::batch_norm(x, w, b, rm, rv, training, momentum, eps);
           const double invstd = max_abs(want.invstd), scale = max_abs(xv) * invstd * max_abs(wv);
-          check_scaled(got.out, dev, cs.x, want.y, t, scale * 4);
-          check_scaled(got.save_mean, dev, {c}, want.mean, t, 1);
-          check_scaled(got.save_invstd, dev, {c}, want.invstd, t, invstd * 10);
-          check_scaled(rm, dev, {c}, want.running_mean, t, max_abs(xv));
-          check_scaled(rv, dev, {c}, want.running_var, t, max_abs(want.running_var));
+          check_result(got.out, dev, t, cs.x, want.y, bn_tolerance(t, scale * 4));
+          check_result(got.save_mean, dev, t, {c}, want.mean, bn_tolerance(t, 1));
+          check_result(got.save_invstd, dev, t, {c}, want.invstd, bn_tolerance(t, invstd * 10));
+          check_result(rm, dev, t, {c}, want.running_mean, bn_tolerance(t, max_abs(xv)));
+          check_result(rv, dev, t, {c}, want.running_var,
+                       bn_tolerance(t, max_abs(want.running_var)));
           for (bool all : {true, false}) {
             CAPTURE(all);
             const bool params = all && cs.affine;
             const ops::BatchNormGrads gr = ops::batch_norm_backward(
                 dy, x, w, got.save_mean, got.save_invstd, training, true, params, params);
-            check_scaled(gr.grad_input, dev, cs.x, want.dx, t, scale * invstd * 4);
+            check_result(gr.grad_input, dev, t, cs.x, want.dx, bn_tolerance(t, scale * invstd * 4));
             if (!params) {
               CHECK_FALSE(gr.grad_weight.defined());
               continue;
             }
             const double m = static_cast<double>(x.numel() / c);
-            check_scaled(gr.grad_weight, dev, {c}, want.dw, t, m * max_abs(xv) * invstd);
-            check_scaled(gr.grad_bias, dev, {c}, want.db, t, m);
+            check_result(gr.grad_weight, dev, t, {c}, want.dw,
+                         bn_tolerance(t, m * max_abs(xv) * invstd));
+            check_result(gr.grad_bias, dev, t, {c}, want.db, bn_tolerance(t, m));
           }
         }
       }
@@ -180,18 +181,19 @@ TEST_CASE("batch_norm on a misaligned view, empty input and one value per channe
   std::mt19937 g(fresh_seed());
   for_each_target([&](Device dev) {
     // A contiguous view one element into its storage: no vector loads.
-    const Tensor flat = random_operand({2 * 3 * 8 * 12 + 1}, kFloat32, Layout::contiguous, -2, 2,
-                                       g, 0.0, dev);
+    const Tensor flat =
+        random_operand({2 * 3 * 8 * 12 + 1}, kFloat32, Layout::contiguous, -2, 2, g, 0.0, dev);
     const Tensor xm = flat.slice(0, 1, flat.numel()).view({2, 3, 8, 12});
     const std::vector<double> xv = xm.to_vector<double>();
     const BnRef want = bn_reference(xm.shape(), xv, {}, {}, std::vector<double>(3, 0.0),
                                     std::vector<double>(3, 1.0), xv, true, 0.1, 1e-5);
     const ops::BatchNormOutput got = ops::batch_norm(xm, {}, {}, {}, {}, true, 0.1, 1e-5);
     const double invstd = max_abs(want.invstd), scale = max_abs(xv) * invstd;
-    check_scaled(got.out, dev, xm.shape(), want.y, kFloat32, scale * 4);
+    check_result(got.out, dev, kFloat32, xm.shape(), want.y, bn_tolerance(kFloat32, scale * 4));
     const ops::BatchNormGrads gr = ops::batch_norm_backward(
         xm, xm, {}, got.save_mean, got.save_invstd, true, true, false, false);
-    check_scaled(gr.grad_input, dev, xm.shape(), want.dx, kFloat32, scale * invstd * 4);
+    check_result(gr.grad_input, dev, kFloat32, xm.shape(), want.dx,
+                 bn_tolerance(kFloat32, scale * invstd * 4));
 
     // Empty input: the running statistics stay as they were.
     Tensor rm = zeros({3}, {kFloat32, dev}), rv = ones({3}, {kFloat32, dev});

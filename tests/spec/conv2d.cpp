@@ -59,51 +59,56 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
   std::set<std::string> ran;
   std::map<std::string, std::string> refused;
   for_each_target([&](Device dev) {
-  for (size_t ci = 0; ci < conv_cases().size(); ++ci) {
-    const ConvCase& cs = conv_cases()[ci];
-    const std::string case_name = cs.name;
-    CAPTURE(case_name);
-    const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
-    const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
-    for (DType t : {kFloat32, kFloat64}) {
-      CAPTURE(t);
-      for (Layout layout : layouts_for(dev, ci)) {
-        CAPTURE(layout);
-        const Tensor x = random_operand(xs, t, layout, -1, 1, g, 0.0, dev);
-        const Tensor w = random_operand(
-            ws, t, layout == Layout::sliced ? Layout::transposed : Layout::sliced, -1, 1, g, 0.0, dev);
-        const Tensor b = random_tensor({cs.k}, t, -1, 1, g).to(dev);
-        const Tensor dy = random_operand(ys, t, layout, -1, 1, g, 0.0, dev);
-        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
-                                  b.to_vector<double>(), dy.to_vector<double>(), ys[2], ys[3]);
-        const ConvRef ref_nobias =
-            conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, ys[2], ys[3]);
-        for (const std::string& algo : algo_names(dev)) {
-          CAPTURE(algo);
-          ops::set_conv_algo(algo);
-          // Some algorithms cover only some keys (e.g. float32 only); the others fall back.
-          auto runs = [&](ConvDirection d) {
-            const ops::ConvKey key = ops::conv2d_key(d, xs, ws, t, dev, cs.p);
-            const ops::ConvSelection sel = ops::explain_conv_algos(key);
-            const std::string what = dev.str() + ", " + algo + ", " + dtype_name(t) + ", " +
-                                     ops::conv_direction_name(d);
-            if (sel.chosen == algo) return ran.insert(what), true;
-            for (const ops::ConvCandidate& c : sel.candidates)
-              if (c.name == algo) refused.emplace(what, c.reason);
-            return false;
-          };
-          if (runs(ConvDirection::forward)) {
-            check_conv_close(ops::conv2d(x, w, b, cs.p), dev, ref.y, ref.y_abs, t);
-            check_conv_close(ops::conv2d(x, w, Tensor(), cs.p), dev, ref_nobias.y, ref_nobias.y_abs, t);
+    for (size_t ci = 0; ci < conv_cases().size(); ++ci) {
+      const ConvCase& cs = conv_cases()[ci];
+      const std::string case_name = cs.name;
+      CAPTURE(case_name);
+      const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
+      const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
+      for (DType t : {kFloat32, kFloat64}) {
+        CAPTURE(t);
+        for (Layout layout : layouts_for(dev, ci)) {
+          CAPTURE(layout);
+          const Tensor x = random_operand(xs, t, layout, -1, 1, g, 0.0, dev);
+          const Tensor w =
+              random_operand(ws, t, layout == Layout::sliced ? Layout::transposed : Layout::sliced,
+                             -1, 1, g, 0.0, dev);
+          const Tensor b = random_tensor({cs.k}, t, -1, 1, g).to(dev);
+          const Tensor dy = random_operand(ys, t, layout, -1, 1, g, 0.0, dev);
+          const ConvRef ref =
+              conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
+                             b.to_vector<double>(), dy.to_vector<double>(), ys[2], ys[3]);
+          const ConvRef ref_nobias = conv_reference(cs, x.to_vector<double>(),
+                                                    w.to_vector<double>(), {}, {}, ys[2], ys[3]);
+          for (const std::string& algo : algo_names(dev)) {
+            CAPTURE(algo);
+            ops::set_conv_algo(algo);
+            // Some algorithms cover only some keys (e.g. float32 only); the others fall back.
+            auto runs = [&](ConvDirection d) {
+              const ops::ConvKey key = ops::conv2d_key(d, xs, ws, t, dev, cs.p);
+              const ops::ConvSelection sel = ops::explain_conv_algos(key);
+              const std::string what = dev.str() + ", " + algo + ", " + dtype_name(t) + ", " +
+                                       ops::conv_direction_name(d);
+              if (sel.chosen == algo) return ran.insert(what), true;
+              for (const ops::ConvCandidate& c : sel.candidates)
+                if (c.name == algo) refused.emplace(what, c.reason);
+              return false;
+            };
+            if (runs(ConvDirection::forward)) {
+              check_conv_close(ops::conv2d(x, w, b, cs.p), dev, ref.y, ref.y_abs, t);
+              check_conv_close(ops::conv2d(x, w, Tensor(), cs.p), dev, ref_nobias.y,
+                               ref_nobias.y_abs, t);
+            }
+            if (runs(ConvDirection::backward_data))
+              check_conv_close(ops::conv2d_backward_data(dy, w, xs, cs.p), dev, ref.dx, ref.dx_abs,
+                               t);
+            if (runs(ConvDirection::backward_filter))
+              check_conv_close(ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, ref.dw,
+                               ref.dw_abs, t);
           }
-          if (runs(ConvDirection::backward_data))
-            check_conv_close(ops::conv2d_backward_data(dy, w, xs, cs.p), dev, ref.dx, ref.dx_abs, t);
-          if (runs(ConvDirection::backward_filter))
-            check_conv_close(ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, ref.dw, ref.dw_abs, t);
         }
       }
     }
-  }
   });
   for (const auto& [what, reason] : refused)
     if (ran.count(what) == 0) skip_case(what + ": " + reason);

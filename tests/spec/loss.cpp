@@ -110,25 +110,6 @@ Tensor grad_out(Reduction r, const Shape& per_position, DType t, Device dev, std
 const Shape kScalar{};
 
 // check_result with the absolute tolerance scaled by `scale` (as in softmax.cpp).
-void check_scaled(const Tensor& got, Device dev, DType t, const Shape& shape,
-                  const std::vector<double>& want, double scale) {
-  CHECK(got.device() == dev);
-  CHECK(got.dtype() == t);
-  REQUIRE(got.shape() == shape);
-  const std::vector<double> g = got.to_vector<double>();
-  REQUIRE(g.size() == want.size());
-  const double atol = (t == kFloat32 ? 1e-5 : 1e-11) * scale;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (!close(g[i], want[i], t) && !(std::abs(g[i] - want[i]) <= atol)) {
-      CAPTURE(i);
-      CAPTURE(g[i]);
-      CAPTURE(want[i]);
-      FAIL_CHECK("value mismatch");
-      return;
-    }
-  }
-}
-
 struct Case {
   Shape shape;
   Layout layout;
@@ -174,8 +155,9 @@ TEST_CASE("cross_entropy, nll_loss and their backward ops match float64 loops on
               const Shape loss_shape = r == Reduction::None ? ts : kScalar;
               // Note [Logit-scaled tolerance] in softmax.cpp: logits up to 80.
               const double scale = std::max(1.0, c.range / 10);
-              check_scaled(got.loss, dev, t, loss_shape, want.loss, scale);
-              check_scaled(got.log_probs, dev, t, c.shape, want.log_probs, scale);
+              check_result(got.loss, dev, t, loss_shape, want.loss, scaled_tolerance(t, scale));
+              check_result(got.log_probs, dev, t, c.shape, want.log_probs,
+                           scaled_tolerance(t, scale));
               check_result(
                   ops::cross_entropy_backward(g, got.log_probs, target, ignore, r, eps, got.count),
                   dev, t, c.shape, want.grad);

@@ -88,8 +88,8 @@ TEST_CASE("sum(matmul(a, b) + c) end to end on every target") {
   const Tensor a = random_tensor({37, 29}, kFloat32, -1, 1, g);
   const Tensor b = random_tensor({29, 71}, kFloat32, -1, 1, g);
   const Tensor c = random_tensor({71}, kFloat32, -1, 1, g);
-  const auto [shape, prod] = matmul_reference({37, 29}, a.to_vector<double>(), {29, 71},
-                                              b.to_vector<double>());
+  const auto [shape, prod] =
+      matmul_reference({37, 29}, a.to_vector<double>(), {29, 71}, b.to_vector<double>());
   const std::vector<double> vc = c.to_vector<double>();
   double want = 0;
   for (size_t i = 0; i < prod.size(); ++i) want += prod[i] + vc[i % 71];

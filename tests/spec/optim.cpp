@@ -19,8 +19,8 @@ namespace ember::test {
 namespace {
 
 // One SGD step of PyTorch's rule on p and its momentum buffer, in place.
-void sgd_reference(std::vector<double>& p, const std::vector<double>& grad, std::vector<double>& buf,
-                   const ops::SgdParams& s) {
+void sgd_reference(std::vector<double>& p, const std::vector<double>& grad,
+                   std::vector<double>& buf, const ops::SgdParams& s) {
   for (size_t i = 0; i < p.size(); ++i) {
     double d = grad[i] + s.weight_decay * p[i];
     if (s.momentum != 0) {
@@ -32,14 +32,16 @@ void sgd_reference(std::vector<double>& p, const std::vector<double>& grad, std:
 }
 
 // One Adam/AdamW step of PyTorch's rule on p and its two moments, in place.
-void adam_reference(std::vector<double>& p, const std::vector<double>& grad,
-                    std::vector<double>& m, std::vector<double>& v, const ops::AdamParams& s) {
+void adam_reference(std::vector<double>& p, const std::vector<double>& grad, std::vector<double>& m,
+                    std::vector<double>& v, const ops::AdamParams& s) {
   const double bc1 = 1 - std::pow(s.beta1, static_cast<double>(s.step));
   const double bc2 = 1 - std::pow(s.beta2, static_cast<double>(s.step));
   for (size_t i = 0; i < p.size(); ++i) {
     double gi = grad[i];
-    if (s.decoupled) p[i] *= 1 - s.lr * s.weight_decay;
-    else gi += s.weight_decay * p[i];
+    if (s.decoupled)
+      p[i] *= 1 - s.lr * s.weight_decay;
+    else
+      gi += s.weight_decay * p[i];
     m[i] = s.beta1 * m[i] + (1 - s.beta1) * gi;
     v[i] = s.beta2 * v[i] + (1 - s.beta2) * gi * gi;
     p[i] -= s.lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + s.eps);
@@ -139,9 +141,15 @@ TEST_CASE("nn::SGD, nn::Adam and nn::AdamW step a parameter on every target by P
       Tensor p = init.to(dev);
       requires_grad_(p);
       std::unique_ptr<nn::Optimizer> opt;
-      if (which == 0) opt = std::make_unique<nn::SGD>(std::vector<Tensor>{p}, nn::SGDOptions{0.1, 0.9, 0.1, 0.01});
-      if (which == 1) opt = std::make_unique<nn::Adam>(std::vector<Tensor>{p}, nn::AdamOptions{0.01, 0.9, 0.99, 1e-8, 0.1});
-      if (which == 2) opt = std::make_unique<nn::AdamW>(std::vector<Tensor>{p}, nn::AdamOptions{0.01, 0.9, 0.99, 1e-8, 0.1});
+      if (which == 0)
+        opt =
+            std::make_unique<nn::SGD>(std::vector<Tensor>{p}, nn::SGDOptions{0.1, 0.9, 0.1, 0.01});
+      if (which == 1)
+        opt = std::make_unique<nn::Adam>(std::vector<Tensor>{p},
+                                         nn::AdamOptions{0.01, 0.9, 0.99, 1e-8, 0.1});
+      if (which == 2)
+        opt = std::make_unique<nn::AdamW>(std::vector<Tensor>{p},
+                                          nn::AdamOptions{0.01, 0.9, 0.99, 1e-8, 0.1});
       std::vector<double> pv = init.to_vector<double>(), b(pv.size(), 0.0), m(pv.size(), 0.0),
                           v(pv.size(), 0.0);
       for (int step = 1; step <= 3; ++step) {

@@ -104,8 +104,9 @@ PoolRef reference(const Case& cs, const std::vector<double>& x, const std::vecto
             }
           }
         const double div =
-            divisor != 0 ? static_cast<double>(divisor)
-                         : static_cast<double>(cs.count_include_pad ? padded_rows * padded_cols : inside);
+            divisor != 0
+                ? static_cast<double>(divisor)
+                : static_cast<double>(cs.count_include_pad ? padded_rows * padded_cols : inside);
         r.max.push_back(best);
         r.idx.push_back(at);
         r.avg.push_back(sum / div);
@@ -238,9 +239,9 @@ TEST_CASE("adaptive_avg_pool2d against float64 loops on every target") {
   struct A {
     int64_t n, c, h, w, oh, ow;
   };
-  const A cases[] = {{2, 3, 7, 5, 3, 2},   {1, 2, 4, 4, 1, 1},  {2, 1, 5, 9, 5, 4},
-                     {1, 3, 3, 2, 5, 4},   {3, 2, 10, 6, 4, 6}, {1, 3, 13, 11, 5, 3},
-                     {1, 3, 4, 5, 7, 9},   {2, 3, 13, 11, 13, 11}};
+  const A cases[] = {{2, 3, 7, 5, 3, 2}, {1, 2, 4, 4, 1, 1},    {2, 1, 5, 9, 5, 4},
+                     {1, 3, 3, 2, 5, 4}, {3, 2, 10, 6, 4, 6},   {1, 3, 13, 11, 5, 3},
+                     {1, 3, 4, 5, 7, 9}, {2, 3, 13, 11, 13, 11}};
   for_each_target([&](Device dev) {
     for (const A& a : cases) {
       CAPTURE(a.h);

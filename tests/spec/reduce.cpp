@@ -22,21 +22,29 @@ struct ReduceSpec {
 };
 
 const ReduceSpec kReduce[] = {
-    {"sum", Kind::sum, true},       {"mean", Kind::mean, false},   {"amax", Kind::amax, true},
-    {"amin", Kind::amin, true},     {"argmax", Kind::argmax, true}, {"argmin", Kind::argmin, true},
-    {"var", Kind::var, false},      {"std", Kind::std, false},
+    {"sum", Kind::sum, true},   {"mean", Kind::mean, false},    {"amax", Kind::amax, true},
+    {"amin", Kind::amin, true}, {"argmax", Kind::argmax, true}, {"argmin", Kind::argmin, true},
+    {"var", Kind::var, false},  {"std", Kind::std, false},
 };
 
 Tensor run(Kind k, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim, int64_t corr) {
   switch (k) {
-    case Kind::sum: return ops::sum(a, dims, keepdim);
-    case Kind::mean: return ops::mean(a, dims, keepdim);
-    case Kind::amax: return ops::amax(a, dims, keepdim);
-    case Kind::amin: return ops::amin(a, dims, keepdim);
-    case Kind::argmax: return ops::argmax(a, dims.empty() ? ops::kAllDims : dims[0], keepdim);
-    case Kind::argmin: return ops::argmin(a, dims.empty() ? ops::kAllDims : dims[0], keepdim);
-    case Kind::var: return ops::var(a, dims, corr, keepdim);
-    case Kind::std: return ops::std(a, dims, corr, keepdim);
+    case Kind::sum:
+      return ops::sum(a, dims, keepdim);
+    case Kind::mean:
+      return ops::mean(a, dims, keepdim);
+    case Kind::amax:
+      return ops::amax(a, dims, keepdim);
+    case Kind::amin:
+      return ops::amin(a, dims, keepdim);
+    case Kind::argmax:
+      return ops::argmax(a, dims.empty() ? ops::kAllDims : dims[0], keepdim);
+    case Kind::argmin:
+      return ops::argmin(a, dims.empty() ? ops::kAllDims : dims[0], keepdim);
+    case Kind::var:
+      return ops::var(a, dims, corr, keepdim);
+    case Kind::std:
+      return ops::std(a, dims, corr, keepdim);
   }
   return {};
 }
@@ -69,8 +77,10 @@ Expected reference(Kind k, const Shape& shape, const std::vector<double>& v,
     const auto idx = unravel(static_cast<int64_t>(i), shape);
     int64_t o = 0, r = 0;
     for (int64_t d = 0; d < nd; ++d) {
-      if (red[d]) r = r * shape[d] + idx[d];
-      else o = o * shape[d] + idx[d];
+      if (red[d])
+        r = r * shape[d] + idx[d];
+      else
+        o = o * shape[d] + idx[d];
     }
     sum[o] += v[i];
     if (seen[o]++ == 0 || (is_max ? v[i] > best[o] : v[i] < best[o])) best[o] = v[i], arg[o] = r;
@@ -79,11 +89,24 @@ Expected reference(Kind k, const Shape& shape, const std::vector<double>& v,
   for (size_t o = 0; o < n_out; ++o) {
     const double mean = sum[o] / static_cast<double>(count);
     switch (k) {
-      case Kind::sum: out[o] = sum[o]; break;
-      case Kind::mean: out[o] = mean; break;
-      case Kind::amax: case Kind::amin: out[o] = best[o]; break;
-      case Kind::argmax: case Kind::argmin: out[o] = arg[o]; break;
-      case Kind::var: case Kind::std: out[o] = 0.0; break;
+      case Kind::sum:
+        out[o] = sum[o];
+        break;
+      case Kind::mean:
+        out[o] = mean;
+        break;
+      case Kind::amax:
+      case Kind::amin:
+        out[o] = best[o];
+        break;
+      case Kind::argmax:
+      case Kind::argmin:
+        out[o] = arg[o];
+        break;
+      case Kind::var:
+      case Kind::std:
+        out[o] = 0.0;
+        break;
     }
   }
   if (k == Kind::var || k == Kind::std) {
@@ -123,18 +146,30 @@ TEST_CASE("reductions match a float64 reference on every target") {
   CAPTURE(seed);
   std::mt19937 g(seed);
   const Case cases[] = {
-      {{7, 13}, {0}, Layout::contiguous},      {{7, 13}, {1}, Layout::contiguous},
-      {{7, 13}, {}, Layout::contiguous},       {{7, 13}, {-1}, Layout::transposed},
-      {{7, 13}, {0}, Layout::sliced},          {{7, 13}, {1}, Layout::expanded},
-      {{7, 13}, {0, 1}, Layout::transposed},   {{3, 1, 5, 4}, {0, 2}, Layout::contiguous},
-      {{3, 1, 5, 4}, {1}, Layout::sliced},     {{3, 1, 5, 4}, {3, 1}, Layout::transposed},
-      {{4, 3, 37}, {0, 2}, Layout::transposed}, {{2, 3, 4, 5}, {3, 1}, Layout::sliced},
-      {{6, 5}, {0}, Layout::expanded},         {{}, {}, Layout::contiguous},
-      {{}, {0}, Layout::contiguous},           {{1}, {0}, Layout::contiguous},
-      {{0, 4}, {1}, Layout::contiguous},       {{2, 0, 3}, {0}, Layout::contiguous},
-      {{5, 700}, {1}, Layout::contiguous},     {{700, 5}, {0}, Layout::transposed},
-      {{257, 300}, {}, Layout::contiguous, true}, {{257, 300}, {1}, Layout::contiguous, true},
-      {{257, 300}, {0}, Layout::transposed, true}, {{3, 40000}, {1}, Layout::contiguous, true},
+      {{7, 13}, {0}, Layout::contiguous},
+      {{7, 13}, {1}, Layout::contiguous},
+      {{7, 13}, {}, Layout::contiguous},
+      {{7, 13}, {-1}, Layout::transposed},
+      {{7, 13}, {0}, Layout::sliced},
+      {{7, 13}, {1}, Layout::expanded},
+      {{7, 13}, {0, 1}, Layout::transposed},
+      {{3, 1, 5, 4}, {0, 2}, Layout::contiguous},
+      {{3, 1, 5, 4}, {1}, Layout::sliced},
+      {{3, 1, 5, 4}, {3, 1}, Layout::transposed},
+      {{4, 3, 37}, {0, 2}, Layout::transposed},
+      {{2, 3, 4, 5}, {3, 1}, Layout::sliced},
+      {{6, 5}, {0}, Layout::expanded},
+      {{}, {}, Layout::contiguous},
+      {{}, {0}, Layout::contiguous},
+      {{1}, {0}, Layout::contiguous},
+      {{0, 4}, {1}, Layout::contiguous},
+      {{2, 0, 3}, {0}, Layout::contiguous},
+      {{5, 700}, {1}, Layout::contiguous},
+      {{700, 5}, {0}, Layout::transposed},
+      {{257, 300}, {}, Layout::contiguous, true},
+      {{257, 300}, {1}, Layout::contiguous, true},
+      {{257, 300}, {0}, Layout::transposed, true},
+      {{3, 40000}, {1}, Layout::contiguous, true},
   };
   const DType dtypes[] = {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool};
   for_each_target([&](Device dev) {

@@ -67,25 +67,6 @@ std::vector<double> backward_reference(const Shape& shape, int64_t dim, bool log
 // up to ~1.1e-5 where the result is near 0, past close()'s 1e-5), not of its result. For logits
 // of range r the absolute tolerance is close()'s times max(1, r / 10); close()'s relative
 // tolerance stays. This is check_result with that absolute tolerance.
-void check_scaled(const Tensor& got, Device dev, DType t, const Shape& shape,
-                  const std::vector<double>& want, double scale) {
-  CHECK(got.device() == dev);
-  CHECK(got.dtype() == t);
-  REQUIRE(got.shape() == shape);
-  const std::vector<double> g = got.to_vector<double>();
-  REQUIRE(g.size() == want.size());
-  const double atol = (t == kFloat32 ? 1e-5 : 1e-11) * scale;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (!close(g[i], want[i], t) && !(std::abs(g[i] - want[i]) <= atol)) {
-      CAPTURE(i);
-      CAPTURE(g[i]);
-      CAPTURE(want[i]);
-      FAIL_CHECK("value mismatch");
-      return;
-    }
-  }
-}
-
 struct Case {
   Shape shape;
   int64_t dim;
@@ -140,7 +121,8 @@ TEST_CASE("softmax, log_softmax and their backward ops match float64 loops on ev
               CAPTURE(log);
               const Tensor y = log ? ops::log_softmax(x, c.dim) : ops::softmax(x, c.dim);
               // Note [Logit-scaled tolerance].
-              check_scaled(y, dev, t, c.shape, log ? want.lsm : want.sm, std::max(1.0, range / 10));
+              check_result(y, dev, t, c.shape, log ? want.lsm : want.sm,
+                           scaled_tolerance(t, std::max(1.0, range / 10)));
               const Tensor dx =
                   log ? ops::log_softmax_backward(g, y, c.dim) : ops::softmax_backward(g, y, c.dim);
               check_result(dx, dev, t, c.shape,

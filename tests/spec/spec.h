@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <optional>
 #include <random>
 #include <string>
@@ -75,14 +76,52 @@ inline bool implements(Device device, DType t) {
   return t == kFloat32 || t == kFloat64 || t == kInt32 || t == kInt64;
 }
 
+// How close a result must be: |got - want| <= atol + rtol * |want|. The default is
+// op_test_util.h's close(): float32 rtol 2e-5, atol 1e-5; float64 1e-11 both; integers exact.
+struct Tolerance {
+  double rtol, atol;
+};
+inline Tolerance default_tolerance(DType t) {
+  if (!is_floating(t)) return {0, 0};
+  return t == kFloat32 ? Tolerance{2e-5, 1e-5} : Tolerance{1e-11, 1e-11};
+}
+
+// The default tolerance with its absolute part times `scale`: for results that round at the size
+// of some larger quantity (a logit, a sum's terms), said where it is used.
+inline Tolerance scaled_tolerance(DType t, double scale) {
+  Tolerance tol = default_tolerance(t);
+  tol.atol *= scale;
+  return tol;
+}
+
 // Checks that `got` (on any device) is on `device` with dtype `t` and shape `shape`, and that
-// its values equal `want` (row-major) up to the rounding of t (op_test_util.h's close()).
+// its values equal `want` (row-major) within `tol`; NaN matches NaN, infinities match exactly.
+// Reports the first mismatch.
 inline void check_result(const Tensor& got, Device device, DType t, const Shape& shape,
-                         const std::vector<double>& want) {
+                         const std::vector<double>& want, Tolerance tol) {
   CHECK(got.device() == device);
   CHECK(got.dtype() == t);
   REQUIRE(got.shape() == shape);
-  check_values(got, want, t);
+  const std::vector<double> g = got.to_vector<double>();
+  REQUIRE(g.size() == want.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool ok = std::isnan(want[i]) || std::isnan(g[i])
+                        ? std::isnan(want[i]) && std::isnan(g[i])
+                    : std::isinf(want[i]) || std::isinf(g[i])
+                        ? g[i] == want[i]
+                        : std::abs(g[i] - want[i]) <= tol.atol + tol.rtol * std::abs(want[i]);
+    if (!ok) {
+      CAPTURE(i);
+      CAPTURE(g[i]);
+      CAPTURE(want[i]);
+      FAIL_CHECK("value mismatch");
+      return;
+    }
+  }
+}
+inline void check_result(const Tensor& got, Device device, DType t, const Shape& shape,
+                         const std::vector<double>& want) {
+  check_result(got, device, t, shape, want, default_tolerance(t));
 }
 
 }  // namespace ember::test
