@@ -18,8 +18,9 @@
 // The GEMM is the block tile of kernels/cuda/gemm_tile.cuh (double-buffered shared tiles, one
 // barrier per step of 8, float4/double2 fragments): a block computes BM rows x BN cols, each
 // thread an 8 x 4 or 8 x 8 register tile, warps of 8 x 4 threads along the rows (the pixels);
-// Note [Choosing the tile] picks one of seven shapes by the column count. A direction adds only
-// its loader (the gather above) and its epilogue (the scatter to NCHW + bias, or dw / a split's
+// Note [Choosing the tile] picks one of seven shapes by the column count, and the plan
+// (conv2d_implicit_gemm_plan, kernels/conv_shape.h) says which ran. A direction adds only its
+// loader (the gather above) and its epilogue (the scatter to NCHW + bias, or dw / a split's
 // partial sum). Loads go along the pixel dimension across neighbouring threads (coalesced for
 // stride 1). Each thread follows its (channel, r, s) or (n, p, q) position incrementally: no
 // division in the main loop except the stride test of backward-data with stride > 1. Offsets
@@ -393,7 +394,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// --- launchers ------------------------------------------------------------------------------
+// --- the plan and the launchers ----------------------------------------------------------------
 
 void check_scalar(DType t, const char* op) {
   if (t != DType::f32 && t != DType::f64)
@@ -402,7 +403,7 @@ void check_scalar(DType t, const char* op) {
 
 // Note [Choosing the tile]
 // The columns per group set a width class, each with a big tile and smaller ones for grids
-// that would not fill the GPU: the launcher takes the first whose grid has at least one block
+// that would not fill the GPU: the plan takes the first whose grid has at least one block
 // per multiprocessor, else the last.
 //   cols <= 16: 512 x 16 (8 x 4 per thread), 256 x 16 (128 threads; float64 always, as
 //               512 x 16 would need 66 KB of shared memory);
@@ -413,17 +414,12 @@ void check_scalar(DType t, const char* op) {
 // ResNet-20's 64-filter layer (8192 x 64) gets 128 blocks of 128 threads, not 64 of 256.
 // Backward-filter fills the GPU by splitting its reduction instead, so it takes whichever of
 // its class's first two tiles pads its few rows (C/G*R*S) and its columns least.
-enum class TileId { t512x16, t256x16, t256x32, t128x32, t256x64, t128x64, t128x128 };
-
 struct TileChoice {
-  TileId id;
-  int bm, bn;
+  int bm, bn, tn;
 };
 
-constexpr TileChoice kTiles[] = {{TileId::t512x16, 512, 16},  {TileId::t256x16, 256, 16},
-                                 {TileId::t256x32, 256, 32},  {TileId::t128x32, 128, 32},
-                                 {TileId::t256x64, 256, 64},  {TileId::t128x64, 128, 64},
-                                 {TileId::t128x128, 128, 128}};
+constexpr TileChoice kT512x16{512, 16, 4}, kT256x16{256, 16, 4}, kT256x32{256, 32, 4},
+    kT128x32{128, 32, 4}, kT256x64{256, 64, 8}, kT128x64{128, 64, 4}, kT128x128{128, 128, 8};
 
 // The tiles of the width class of cols, biggest first (Note [Choosing the tile]).
 struct TileClass {
@@ -431,13 +427,10 @@ struct TileClass {
   int n;
 };
 TileClass tile_class(int64_t cols, bool f64) {
-  const TileChoice &t512x16 = kTiles[0], &t256x16 = kTiles[1], &t256x32 = kTiles[2],
-                   &t128x32 = kTiles[3], &t256x64 = kTiles[4], &t128x64 = kTiles[5],
-                   &t128x128 = kTiles[6];
-  if (cols <= 16) return f64 ? TileClass{{t256x16}, 1} : TileClass{{t512x16, t256x16}, 2};
-  if (cols <= 32) return {{t256x32, t128x32}, 2};
-  if (cols <= 64) return {{t256x64, t128x64, t128x32}, 3};
-  return {{t128x128, t128x64, t128x32}, 3};
+  if (cols <= 16) return f64 ? TileClass{{kT256x16}, 1} : TileClass{{kT512x16, kT256x16}, 2};
+  if (cols <= 32) return {{kT256x32, kT128x32}, 2};
+  if (cols <= 64) return {{kT256x64, kT128x64, kT128x32}, 3};
+  return {{kT128x128, kT128x64, kT128x32}, 3};
 }
 
 int64_t tile_count(const TileChoice& t, int64_t rows, int64_t cols) {
@@ -456,53 +449,47 @@ TileChoice wgrad_tile(int64_t rows, int64_t cols, bool f64) {
   const TileChoice& big = c.tiles[0];
   const TileChoice& small = c.tiles[c.n > 1 ? 1 : 0];
   // 256 x 64 spills in float64 (255 registers with its eight rows of gather state).
-  if (f64 && big.id == TileId::t256x64) return small;
+  if (f64 && big.bm == 256 && big.bn == 64) return small;
   auto area = [&](const TileChoice& t) { return tile_count(t, rows, cols) * t.bm * t.bn; };
   return area(small) < area(big) ? small : big;
 }
 
-// f(Tile<...>{}) for the tile id.
-template <typename F>
-void with_tile(TileId id, F&& f) {
-  switch (id) {
-    case TileId::t512x16:
-      return f(Tile512x16{});
-    case TileId::t256x16:
-      return f(Tile256x16{});
-    case TileId::t256x32:
-      return f(Tile256x32{});
-    case TileId::t128x32:
-      return f(Tile128x32{});
-    case TileId::t256x64:
-      return f(Tile256x64{});
-    case TileId::t128x64:
-      return f(Tile128x64{});
-    case TileId::t128x128:
-      return f(Tile128x128{});
-  }
+// The split of backward-filter's reduction: enough blocks to fill a large GPU (about 4 per
+// multiprocessor of an H100-class part), each split at least 32 steps long, at most 64 splits.
+int wgrad_splits(const ConvShape& s, int64_t tiles) {
+  const int64_t want = (512 + tiles - 1) / tiles;
+  const int64_t most = s.n * s.oh * s.ow / (32 * kTileK);
+  int64_t splits = want < most ? want : most;
+  splits = splits < 64 ? splits : 64;
+  return splits > 1 ? int(splits) : 1;
 }
 
-dim3 gemm_grid(const TileChoice& t, int64_t rows, int64_t cols, int64_t z) {
-  return dim3(static_cast<unsigned>((rows + t.bm - 1) / t.bm),
-              static_cast<unsigned>((cols + t.bn - 1) / t.bn),
-              static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ));
+// f(Tile<...>{}) for the plan's tile.
+template <typename F>
+void with_tile(const ConvGemmPlan& p, F&& f) {
+  if (p.bn == 16) return p.bm == 512 ? f(Tile512x16{}) : f(Tile256x16{});
+  if (p.bn == 32) return p.bm == 256 ? f(Tile256x32{}) : f(Tile128x32{});
+  if (p.bn == 64) return p.bm == 256 ? f(Tile256x64{}) : f(Tile128x64{});
+  return f(Tile128x128{});
+}
+
+dim3 grid_of(const ConvGemmPlan& p) {
+  return dim3(p.grid[0], p.grid[1], p.grid[2]);
 }
 
 template <typename T, bool kBackward>
-void launch_gather(const GatherGemm& g, const void* a, const void* w, const void* bias, void* out,
-                   gpu::Stream stream) {
-  const TileChoice tile = gather_tile(g.m, g.cols, g.groups, std::is_same_v<T, double>);
-  const dim3 grid = gemm_grid(tile, g.m, g.cols, g.groups);
+void launch_gather(const ConvGemmPlan& p, const GatherGemm& g, const void* a, const void* w,
+                   const void* bias, void* out, gpu::Stream stream) {
   const T* ap = static_cast<const T*>(a);
   const T* wp = static_cast<const T*>(w);
   const T* bp = static_cast<const T*>(bias);
   T* op = static_cast<T*>(out);
-  with_tile(tile.id, [&](auto c) {
+  with_tile(p, [&](auto c) {
     using C = decltype(c);
     // 512 x 16 is never chosen for float64 (its tiles would not fit in static shared memory).
     if constexpr (!std::is_same_v<T, double> || !std::is_same_v<C, Tile512x16>) {
       auto* k = &conv2d_gather_gemm_kernel<T, C, kBackward>;
-      EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, ap, wp, bp, op);
+      EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), 0, stream, g, ap, wp, bp, op);
     }
   });
 }
@@ -516,18 +503,6 @@ GatherGemm gather_common(const ConvShape& s) {
   return g;
 }
 
-// The split of backward-filter's reduction: enough blocks to fill a large GPU (about 4 per
-// multiprocessor of an H100-class part), each split at least 32 steps long, at most 64 splits.
-int wgrad_splits(const ConvShape& s, bool f64) {
-  const int64_t rows = s.c / s.groups * s.r * s.s, cols = s.k / s.groups;
-  const int64_t tiles = tile_count(wgrad_tile(rows, cols, f64), rows, cols) * s.groups;
-  const int64_t want = (512 + tiles - 1) / tiles;
-  const int64_t most = s.n * s.oh * s.ow / (32 * kTileK);
-  int64_t splits = want < most ? want : most;
-  splits = splits < 64 ? splits : 64;
-  return splits > 1 ? int(splits) : 1;
-}
-
 }  // namespace
 
 bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, const char** why) {
@@ -536,78 +511,106 @@ bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, con
   return false;
 }
 
+ConvGemmPlan conv2d_implicit_gemm_plan(DType t, const ConvShape& s, ConvDirection d) {
+  check_scalar(t, "conv2d_implicit_gemm_plan");
+  const bool f64 = t == DType::f64;
+  ConvGemmPlan p;
+  TileChoice tile;
+  int64_t z;  // grid z items: groups, times splits for backward-filter
+  if (d == ConvDirection::backward_filter) {
+    p.rows = s.cg() * s.r * s.s, p.cols = s.kg(), p.depth = s.n * s.oh * s.ow;
+    if (p.rows == 0 || p.cols == 0) return p;
+    tile = wgrad_tile(p.rows, p.cols, f64);
+    p.splits = wgrad_splits(s, tile_count(tile, p.rows, p.cols) * s.groups);
+    p.chunk = ((p.depth + p.splits - 1) / p.splits + kTileK - 1) / kTileK * kTileK;
+    const size_t item = f64 ? sizeof(double) : sizeof(float);
+    if (p.splits > 1) p.workspace_bytes = size_t(p.splits) * size_t(s.w_numel()) * item;
+    z = s.groups * p.splits;
+  } else {
+    const bool fwd = d == ConvDirection::forward;
+    p.rows = fwd ? s.n * s.oh * s.ow : s.n * s.h * s.w;
+    p.cols = fwd ? s.kg() : s.cg();
+    p.depth = (fwd ? s.cg() : s.kg()) * s.r * s.s;
+    if (p.rows == 0 || p.cols == 0) return p;
+    tile = gather_tile(p.rows, p.cols, s.groups, f64);
+    p.chunk = p.depth;
+    z = s.groups;
+  }
+  p.kernel = ConvGemmKernel::tiled;
+  p.bm = tile.bm, p.bn = tile.bn, p.tm = 8, p.tn = tile.tn;
+  p.threads = tile.bm / 8 * (tile.bn / tile.tn);
+  p.grid[0] = static_cast<unsigned>((p.rows + tile.bm - 1) / tile.bm);
+  p.grid[1] = static_cast<unsigned>((p.cols + tile.bn - 1) / tile.bn);
+  p.grid[2] = static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ);
+  return p;
+}
+
 void conv2d_fwd_implicit_gemm(DType t, const ConvShape& s, const void* x, const void* w,
                               const void* bias, void* y, void*, size_t, gpu::Stream stream) {
   check_scalar(t, "conv2d_fwd_implicit_gemm");
+  const ConvGemmPlan p = conv2d_implicit_gemm_plan(t, s, ConvDirection::forward);
+  if (p.kernel == ConvGemmKernel::none) return;
   GatherGemm g = gather_common(s);
-  g.m = s.n * s.oh * s.ow, g.mh = s.oh, g.mw = s.ow;
-  g.cols = int(s.k / s.groups), g.ca = int(s.c / s.groups);
+  g.m = p.rows, g.mh = s.oh, g.mw = s.ow;
+  g.cols = int(p.cols), g.ca = int(s.cg());
   g.a_channels = s.c, g.ah = s.h, g.aw = s.w, g.out_channels = s.k;
   g.b_a = s.r * s.s, g.b_j = int64_t(g.ca) * s.r * s.s;
-  if (g.m == 0 || g.cols == 0) return;
   if (t == DType::f32)
-    launch_gather<float, false>(g, x, w, bias, y, stream);
+    launch_gather<float, false>(p, g, x, w, bias, y, stream);
   else
-    launch_gather<double, false>(g, x, w, bias, y, stream);
+    launch_gather<double, false>(p, g, x, w, bias, y, stream);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType t, const ConvShape& s, const void* dy, const void* w,
                                    void* dx, void*, size_t, gpu::Stream stream) {
   check_scalar(t, "conv2d_bwd_data_implicit_gemm");
+  const ConvGemmPlan p = conv2d_implicit_gemm_plan(t, s, ConvDirection::backward_data);
+  if (p.kernel == ConvGemmKernel::none) return;
   GatherGemm g = gather_common(s);
-  g.m = s.n * s.h * s.w, g.mh = s.h, g.mw = s.w;
-  g.cols = int(s.c / s.groups), g.ca = int(s.k / s.groups);
+  g.m = p.rows, g.mh = s.h, g.mw = s.w;
+  g.cols = int(p.cols), g.ca = int(s.kg());
   g.a_channels = s.k, g.ah = s.oh, g.aw = s.ow, g.out_channels = s.c;
   g.b_a = int64_t(g.cols) * s.r * s.s, g.b_j = s.r * s.s;
-  if (g.m == 0 || g.cols == 0) return;
   if (t == DType::f32)
-    launch_gather<float, true>(g, dy, w, nullptr, dx, stream);
+    launch_gather<float, true>(p, g, dy, w, nullptr, dx, stream);
   else
-    launch_gather<double, true>(g, dy, w, nullptr, dx, stream);
+    launch_gather<double, true>(p, g, dy, w, nullptr, dx, stream);
 }
 
 // Only the filter gradient needs scratch memory: its split-K partial sums.
 size_t conv2d_implicit_gemm_workspace_bytes(DType t, const ConvShape& s, ConvDirection d) {
-  if (d != ConvDirection::backward_filter) return 0;
-  const int splits = wgrad_splits(s, t == DType::f64);
-  if (splits == 1) return 0;
-  const size_t item = t == DType::f64 ? sizeof(double) : sizeof(float);
-  return size_t(splits) * size_t(s.k * (s.c / s.groups) * s.r * s.s) * item;
+  if (d != ConvDirection::backward_filter || (t != DType::f32 && t != DType::f64)) return 0;
+  return conv2d_implicit_gemm_plan(t, s, d).workspace_bytes;
 }
 
 void conv2d_bwd_filter_implicit_gemm(DType t, const ConvShape& s, const void* dy, const void* x,
                                      void* dw, void* workspace, size_t ws_bytes,
                                      gpu::Stream stream) {
   check_scalar(t, "conv2d_bwd_filter_implicit_gemm");
+  const ConvGemmPlan p = conv2d_implicit_gemm_plan(t, s, ConvDirection::backward_filter);
+  if (p.kernel == ConvGemmKernel::none) return;
+  if (ws_bytes < p.workspace_bytes)
+    throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
   WgradGemm g{};
   g.n = s.n, g.c = s.c, g.h = s.h, g.w = s.w, g.k = s.k, g.oh = s.oh, g.ow = s.ow;
-  g.cg = int(s.c / s.groups), g.kg = int(s.k / s.groups), g.r = int(s.r), g.s = int(s.s);
+  g.cg = int(s.cg()), g.kg = int(s.kg()), g.r = int(s.r), g.s = int(s.s);
   g.sh = int(s.stride_h), g.sw = int(s.stride_w), g.ph = int(s.pad_h), g.pw = int(s.pad_w);
   g.dh = int(s.dil_h), g.dw = int(s.dil_w);
   g.groups = int(s.groups);
-  g.splits = wgrad_splits(s, t == DType::f64);
-  g.part_size = s.k * g.cg * s.r * s.s;
-  if (g.part_size == 0) return;
-  const int64_t total = s.n * s.oh * s.ow;
-  g.chunk = ((total + g.splits - 1) / g.splits + kTileK - 1) / kTileK * kTileK;
-  if (ws_bytes < conv2d_implicit_gemm_workspace_bytes(t, s, ConvDirection::backward_filter))
-    throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
+  g.splits = p.splits, g.chunk = p.chunk, g.part_size = s.w_numel();
   void* out = g.splits > 1 ? workspace : dw;
-  const int64_t rows = int64_t(g.cg) * s.r * s.s;
-  const TileChoice tile = wgrad_tile(rows, g.kg, t == DType::f64);
-  const dim3 grid = gemm_grid(tile, rows, g.kg, int64_t(g.groups) * g.splits);
   auto run = [&](auto zero) {
     using T = decltype(zero);
     const T* d = static_cast<const T*>(dy);
     const T* xp = static_cast<const T*>(x);
     T* op = static_cast<T*>(out);
-    with_tile(tile.id, [&](auto c) {
+    with_tile(p, [&](auto c) {
       using C = decltype(c);
       // Never chosen for float64: 512 x 16 (shared memory) and 256 x 64 (registers).
       if constexpr (!std::is_same_v<T, double> ||
                     !(std::is_same_v<C, Tile512x16> || std::is_same_v<C, Tile256x64>)) {
         auto* k = &conv2d_wgrad_gemm_kernel<T, C>;
-        EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, d, xp, op);
+        EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), 0, stream, g, d, xp, op);
       }
     });
     if (g.splits > 1)

@@ -16,8 +16,9 @@
 //   it (16-byte aligned), four scalar loads otherwise (a view offset by one element) and at the
 //   matrix edges, where the elements outside are zeros. The epilogue writes float4 when C's
 //   rows are aligned.
-// - The launcher takes the largest tile (128 x 128, then 128 x 64 or 64 x 128, then 64 x 64)
-//   that still gives at least two blocks per multiprocessor, so smaller products fill the GPU.
+// - The plan (gemm_plan, kernels/gemm_shape.h) takes the largest tile (128 x 128, then 128 x 64
+//   or 64 x 128, then 64 x 64) that still gives at least two blocks per multiprocessor, so
+//   smaller products fill the GPU; the launcher runs what it says.
 // - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the 65535 limit.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
@@ -286,71 +287,100 @@ bool fast_operand(const void* base, int64_t rows, int64_t r_stride, int64_t k, i
 }
 
 template <int BM, int BN, bool kAAlongM, bool kBAlongN>
-void launch_gemm_f32(FastGemm f, const float* a, const float* b, float* c, gpu::Stream stream) {
-  f.m_tiles = (f.s.m + BM - 1) / BM;
-  const dim3 grid(static_cast<unsigned>((f.s.n + BN - 1) / BN),
-                  static_cast<unsigned>(f.m_tiles < kMaxGridYZ ? f.m_tiles : kMaxGridYZ),
-                  static_cast<unsigned>(f.s.batch < kMaxGridYZ ? f.s.batch : kMaxGridYZ));
+void launch_gemm_f32(const GemmPlan& p, const FastGemm& f, const float* a, const float* b, float* c,
+                     gpu::Stream stream) {
   auto* kernel = &gemm_f32_kernel<BM, BN, kAAlongM, kBAlongN>;
-  EMBER_LAUNCH(kernel, grid, dim3(FastTile<BM, BN>::kThreads), 0, stream, f, a, b, c);
+  EMBER_LAUNCH(kernel, dim3(p.grid[0], p.grid[1], p.grid[2]), dim3(p.threads), 0, stream, f, a, b,
+               c);
 }
 
 template <int BM, int BN>
-void launch_gemm_f32(const FastGemm& f, bool a_along_m, bool b_along_n, const float* a,
-                     const float* b, float* c, gpu::Stream stream) {
-  if (a_along_m)
-    b_along_n ? launch_gemm_f32<BM, BN, true, true>(f, a, b, c, stream)
-              : launch_gemm_f32<BM, BN, true, false>(f, a, b, c, stream);
+void launch_gemm_f32(const GemmPlan& p, const FastGemm& f, const float* a, const float* b, float* c,
+                     gpu::Stream stream) {
+  if (p.a_along_m)
+    p.b_along_n ? launch_gemm_f32<BM, BN, true, true>(p, f, a, b, c, stream)
+                : launch_gemm_f32<BM, BN, true, false>(p, f, a, b, c, stream);
   else
-    b_along_n ? launch_gemm_f32<BM, BN, false, true>(f, a, b, c, stream)
-              : launch_gemm_f32<BM, BN, false, false>(f, a, b, c, stream);
+    p.b_along_n ? launch_gemm_f32<BM, BN, false, true>(p, f, a, b, c, stream)
+                : launch_gemm_f32<BM, BN, false, false>(p, f, a, b, c, stream);
 }
 
-// The fast float32 path; false (nothing launched) when an operand has no unit stride.
-bool gemm_f32_fast(const GemmShape& s, const float* a, const float* b, float* c,
-                   gpu::Stream stream) {
+dim3 grid_of(int64_t n_tiles, int64_t m_tiles, int64_t batch) {
+  return dim3(static_cast<unsigned>(n_tiles),
+              static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
+              static_cast<unsigned>(batch < kMaxGridYZ ? batch : kMaxGridYZ));
+}
+
+// The plan of a call, and the fast kernel's arguments when it is the fast kernel: gemm_plan and
+// gemm_batched both ask here, so the plan reported is the plan that runs.
+GemmPlan plan(DType t, const GemmShape& s, const void* a, const void* b, const void* c,
+              FastGemm* fast) {
+  if (t != DType::f32 && t != DType::f64)
+    throw std::invalid_argument("gemm_batched: only float32 and float64 kernels exist");
+  GemmPlan p;
+  if (s.m == 0 || s.n == 0 || s.batch == 0) return p;
   FastGemm f;
   f.s = s;
-  bool a_along_m = false, b_along_n = false;
-  if (!fast_operand(a, s.m, s.a_row, s.k, s.a_col, s.batch_index, 0, f.a, a_along_m) ||
-      !fast_operand(b, s.n, s.b_col, s.k, s.b_row, s.batch_index, 1, f.b, b_along_n))
-    return false;
-  f.c_vec = s.n % 4 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
-  // The largest tile that still gives two blocks per multiprocessor.
-  const int64_t want = 2 * int64_t(multiprocessors());
-  auto blocks = [&](int64_t bm, int64_t bn) {
-    return (s.m + bm - 1) / bm * ((s.n + bn - 1) / bn) * s.batch;
-  };
-  if (blocks(128, 128) >= want)
-    launch_gemm_f32<128, 128>(f, a_along_m, b_along_n, a, b, c, stream);
-  else if (s.m >= s.n && blocks(128, 64) >= want)
-    launch_gemm_f32<128, 64>(f, a_along_m, b_along_n, a, b, c, stream);
-  else if (s.m < s.n && blocks(64, 128) >= want)
-    launch_gemm_f32<64, 128>(f, a_along_m, b_along_n, a, b, c, stream);
-  else
-    launch_gemm_f32<64, 64>(f, a_along_m, b_along_n, a, b, c, stream);
-  return true;
+  if (t == DType::f32 &&
+      fast_operand(a, s.m, s.a_row, s.k, s.a_col, s.batch_index, 0, f.a, p.a_along_m) &&
+      fast_operand(b, s.n, s.b_col, s.k, s.b_row, s.batch_index, 1, f.b, p.b_along_n)) {
+    f.c_vec = s.n % 4 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
+    // The largest tile that still gives two blocks per multiprocessor.
+    const int64_t want = 2 * int64_t(multiprocessors());
+    auto blocks = [&](int64_t bm, int64_t bn) {
+      return (s.m + bm - 1) / bm * ((s.n + bn - 1) / bn) * s.batch;
+    };
+    if (blocks(128, 128) >= want)
+      p.bm = 128, p.bn = 128;
+    else if (s.m >= s.n && blocks(128, 64) >= want)
+      p.bm = 128, p.bn = 64;
+    else if (s.m < s.n && blocks(64, 128) >= want)
+      p.bm = 64, p.bn = 128;
+    else
+      p.bm = 64, p.bn = 64;
+    p.kernel = GemmKernel::f32_fast;
+    p.tm = p.bm / 16, p.tn = p.bn / 16, p.threads = 256;
+    p.a_vec = f.a.vec, p.b_vec = f.b.vec, p.c_vec = f.c_vec;
+    f.m_tiles = (s.m + p.bm - 1) / p.bm;
+    if (fast) *fast = f;
+  } else {
+    p.kernel = GemmKernel::tiled;
+    p.bm = kBM, p.bn = kBN, p.tm = kTM, p.tn = kTN, p.threads = kThreads;
+    p.a_along_m = p.b_along_n = false;
+  }
+  const dim3 g = grid_of((s.n + p.bn - 1) / p.bn, (s.m + p.bm - 1) / p.bm, s.batch);
+  p.grid[0] = g.x, p.grid[1] = g.y, p.grid[2] = g.z;
+  return p;
 }
 
 }  // namespace
 
+GemmPlan gemm_plan(DType t, const GemmShape& s, const void* a, const void* b, const void* c) {
+  return plan(t, s, a, b, c, nullptr);
+}
+
 void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, void* c,
                   gpu::Stream stream) {
-  if (t != DType::f32 && t != DType::f64)
-    throw std::invalid_argument("gemm_batched: only float32 and float64 kernels exist");
-  if (s.m == 0 || s.n == 0 || s.batch == 0) return;
-  if (t == DType::f32 &&
-      gemm_f32_fast(s, static_cast<const float*>(a), static_cast<const float*>(b),
-                    static_cast<float*>(c), stream))
-    return;
-  const int64_t m_tiles = (s.m + kBM - 1) / kBM;
-  const dim3 grid(static_cast<unsigned>((s.n + kBN - 1) / kBN),
-                  static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
-                  static_cast<unsigned>(s.batch < kMaxGridYZ ? s.batch : kMaxGridYZ));
-  const dim3 block(kThreadsX, kThreadsY);
+  FastGemm f;
+  const GemmPlan p = plan(t, s, a, b, c, &f);
+  const float* af = static_cast<const float*>(a);
+  const float* bf = static_cast<const float*>(b);
+  float* cf = static_cast<float*>(c);
+  switch (p.kernel) {
+    case GemmKernel::none:
+    case GemmKernel::cpu:
+      return;
+    case GemmKernel::f32_fast:
+      if (p.bm == 128 && p.bn == 128) return launch_gemm_f32<128, 128>(p, f, af, bf, cf, stream);
+      if (p.bm == 128) return launch_gemm_f32<128, 64>(p, f, af, bf, cf, stream);
+      if (p.bn == 128) return launch_gemm_f32<64, 128>(p, f, af, bf, cf, stream);
+      return launch_gemm_f32<64, 64>(p, f, af, bf, cf, stream);
+    case GemmKernel::tiled:
+      break;
+  }
+  const dim3 grid(p.grid[0], p.grid[1], p.grid[2]), block(kThreadsX, kThreadsY);
   if (t == DType::f32)
-    EMBER_LAUNCH(gemm_tiled_kernel<float>, grid, block, 0, stream, s, static_cast<const float*>(a),
-                 static_cast<const float*>(b), static_cast<float*>(c));
+    EMBER_LAUNCH(gemm_tiled_kernel<float>, grid, block, 0, stream, s, af, bf, cf);
   else
     EMBER_LAUNCH(gemm_tiled_kernel<double>, grid, block, 0, stream, s,
                  static_cast<const double*>(a), static_cast<const double*>(b),
