@@ -6,6 +6,7 @@
 // [g * C/G, (g + 1) * C/G) for g = k / (K/G), so the filter has C/G input channels.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ember::kernels {
@@ -49,6 +50,35 @@ struct ConvShape {
   bool is_pointwise() const {
     return r == 1 && s == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;
   }
+};
+
+// How the implicit GEMM computes one direction on a device: what the table's
+// conv2d_implicit_gemm_plan answers, from the rules its kernels run by (kernels/cuda/
+// conv2d_implicit_gemm.cu, Note [Choosing the tile], says why they are what they are).
+enum class ConvGemmKernel : uint8_t {
+  none,   // nothing to compute (no rows or no columns)
+  cpu,    // the cpu's micro-kernels (kernels/cpu/conv2d_implicit_gemm.h): no block tile to report
+  tiled,  // the GPU's block-tiled GEMM with the gather of the direction
+};
+
+// conv2d_implicit_gemm_plan(t, shape, direction), for a t that conv2d_implicit_gemm_supports:
+// ensures: kernel says which; workspace_bytes is conv2d_implicit_gemm_workspace_bytes. For tiled:
+//          per group a rows x cols GEMM with a reduction of depth (forward: N*OH*OW x K/G over
+//          C/G*R*S; backward-data: N*H*W x C/G over K/G*R*S; backward-filter: C/G*R*S x K/G
+//          over N*OH*OW), in bm x bn block tiles of `threads` threads with tm x tn each, over
+//          grid[0] row tiles x grid[1] column tiles x grid[2] items along z (the groups, times
+//          the splits; capped at 65535, looping). Backward-filter cuts its reduction into
+//          `splits` chunks of `chunk` (split-K; 1: none) whose partial sums in the workspace a
+//          second kernel adds in split order.
+// throws: std::invalid_argument (GPU) for a dtype other than f32, f64.
+struct ConvGemmPlan {
+  ConvGemmKernel kernel = ConvGemmKernel::none;
+  int64_t rows = 0, cols = 0, depth = 0;
+  int bm = 0, bn = 0, tm = 0, tn = 0, threads = 0;
+  unsigned grid[3] = {0, 0, 0};
+  int splits = 1;
+  int64_t chunk = 0;
+  size_t workspace_bytes = 0;
 };
 
 }  // namespace ember::kernels

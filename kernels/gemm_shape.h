@@ -21,4 +21,36 @@ struct GemmShape {
   StridedIndex<2> batch_index;
 };
 
+// Which kernel computes a product, and with what tile: what the table's gemm_plan answers, from
+// the rules its gemm_batched runs by (kernels/cuda/gemm.cu says why they are what they are).
+enum class GemmKernel : uint8_t {
+  none,      // nothing to compute: m, n or batch is 0
+  cpu,       // the cpu's Eigen product (no tiles of its own to report)
+  tiled,     // the general GPU kernel: float64, or an operand with no unit matrix stride
+  f32_fast,  // the float32 SGEMM: operands with a unit stride along one matrix dim each
+};
+
+// "none", "cpu", "tiled", "f32_fast".
+inline const char* gemm_kernel_name(GemmKernel k) {
+  const char* names[] = {"none", "cpu", "tiled", "f32_fast"};
+  return names[static_cast<int>(k)];
+}
+
+// gemm_plan(t, shape, a, b, c): the plan gemm_batched(t, shape, a, b, c, stream) follows on the
+// same device (the pointers are read for their alignment only).
+// ensures: kernel says which; on the GPU kernels, a block of `threads` computes a bm x bn tile
+//          of C with tm x tn per thread, over grid[0] column tiles x grid[1] row tiles x grid[2]
+//          batch items (the last two capped at 65535, looping); for f32_fast, a_along_m when
+//          A's unit stride is along M (A stored transposed; else along K), b_along_n when B's is
+//          along N (B row-major; else along K), the way each thread's 4 elements per step run,
+//          and a_vec / b_vec / c_vec when A / B are read and C written in 16-byte vectors.
+// throws: std::invalid_argument (GPU) or DTypeError (cpu) for a dtype other than f32, f64.
+struct GemmPlan {
+  GemmKernel kernel = GemmKernel::none;
+  int bm = 0, bn = 0, tm = 0, tn = 0, threads = 0;
+  unsigned grid[3] = {0, 0, 0};
+  bool a_along_m = false, b_along_n = false;
+  bool a_vec = false, b_vec = false, c_vec = false;
+};
+
 }  // namespace ember::kernels

@@ -65,6 +65,8 @@ using Stream = ::ember::gpu::Stream;
     (ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, Stream stream))      \
   X(gemm_batched, void,                                                                          \
     (DType t, const GemmShape& s, const void* a, const void* b, void* c, Stream stream))         \
+  X(gemm_plan, GemmPlan,                                                                         \
+    (DType t, const GemmShape& s, const void* a, const void* b, const void* c))                  \
   /* optimiser updates (kernels/optim_shape.h) */                                                \
   X(sgd_step, void,                                                                              \
     (DType t, void* p, const void* g, void* buf, int64_t n, const SgdParams& s, Stream stream))  \
@@ -83,6 +85,7 @@ using Stream = ::ember::gpu::Stream;
     (DType t, const ConvShape& s, ConvDirection d, const char** why))                            \
   X(conv2d_implicit_gemm_workspace_bytes, size_t,                                                \
     (DType t, const ConvShape& s, ConvDirection d))                                              \
+  X(conv2d_implicit_gemm_plan, ConvGemmPlan, (DType t, const ConvShape& s, ConvDirection d))     \
   X(conv2d_fwd_implicit_gemm, void,                                                              \
     (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,       \
      void* workspace, size_t workspace_bytes, Stream stream))                                    \

@@ -15,7 +15,7 @@
 //   forced        exactly the named algorithm (set_conv_algo("direct") or EMBER_CONV_ALGO).
 // The ranking is cached per key. Running tries the ranked algorithms in turn, skipping one that
 // throws ConvNotSupported or OutOfMemory. explain_conv_algos() shows the ranking and the reasons;
-// EMBER_LOG=select prints each new choice to stderr.
+// EMBER_LOG=select prints each new choice to stderr, with the chosen algorithm's plan.
 #pragma once
 
 #include <cstddef>
@@ -99,6 +99,9 @@ class ConvAlgo {
   virtual size_t workspace_bytes(const ConvKey& key) const = 0;
   // Estimated run time in arbitrary units, for the heuristic policy (lower is better).
   virtual double cost(const ConvKey& key) const = 0;
+  // How it would run `key`, in a few words (EMBER_LOG=select prints it with the choice); "" when
+  // there is nothing to add. requires: supports(key).
+  virtual std::string plan(const ConvKey&) const { return {}; }
 
   // requires: supports(key) for key.direction == forward; bias may be null.
   // ensures:  y = conv(x, w) (+ bias). Throws ConvNotSupported to hand over to the next one.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <sstream>
 
 #include "kernels/cpu/conv2d_im2col.h"
 #include "kernels/cpu/conv2d_implicit_gemm.h"
@@ -150,6 +151,20 @@ class ImplicitGemm final : public ConvAlgo {
     const int64_t tile = cols <= 16 ? 16 : cols <= 32 ? 32 : (cols + 63) / 64 * 64;
     const double waste = static_cast<double>(tile) / static_cast<double>(cols);
     return 20.0 + static_cast<double>(s.macs()) * waste / 400.0;
+  }
+  // GPU: the tile and split the kernels run (kernels/conv_shape.h, ConvGemmPlan), e.g.
+  // "tile 256x16 (8x4 per thread, 128 threads), grid 1x1x4, split-K 4 of 256, workspace 3456 B".
+  std::string plan(const ConvKey& k) const override {
+    if (!is_gpu(k.device_type)) return {};
+    const kernels::ConvGemmPlan p =
+        kernels_for(k.device()).conv2d_implicit_gemm_plan(k.dtype, k.shape, k.direction);
+    if (p.kernel != kernels::ConvGemmKernel::tiled) return "nothing to compute";
+    std::ostringstream os;
+    os << "tile " << p.bm << "x" << p.bn << " (" << p.tm << "x" << p.tn << " per thread, "
+       << p.threads << " threads), grid " << p.grid[0] << "x" << p.grid[1] << "x" << p.grid[2];
+    if (p.splits > 1) os << ", split-K " << p.splits << " of " << p.chunk;
+    if (p.workspace_bytes > 0) os << ", workspace " << p.workspace_bytes << " B";
+    return os.str();
   }
   void run_forward(const ConvKey& k, const void* x, const void* w, const void* bias, void* y,
                    ConvWorkspace ws) const override {

@@ -266,9 +266,12 @@ Ranking ranking_for(const ConvKey& key) {
   if (it != r.cache.end() && it->second.forced == forced) return it->second;
   Ranking ranking;
   const ConvSelection sel = explain(r.algos, forced, key, &ranking);
-  if (log_select())
+  if (log_select()) {
+    const std::string plan = ranking.order.empty() ? "" : ranking.order.front()->plan(key);
     std::cerr << "ember select: conv2d " << conv_key_string(key) << " -> "
-              << (sel.chosen.empty() ? "none" : sel.chosen) << " (" << sel.reason << ")\n";
+              << (sel.chosen.empty() ? "none" : sel.chosen) << " (" << sel.reason << ")"
+              << (plan.empty() ? "" : ": " + plan) << "\n";
+  }
   r.cache[key] = ranking;
   return ranking;
 }

@@ -47,6 +47,15 @@ bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvDirection pa
 #endif
 }
 
+// The micro-kernels' panels and threads are the cpu's own affair (the header): the plan says
+// only that they run, and with how much workspace.
+ConvGemmPlan conv2d_implicit_gemm_plan(DType t, const ConvShape& s, ConvDirection pass) {
+  ConvGemmPlan p;
+  p.kernel = ConvGemmKernel::cpu;
+  p.workspace_bytes = conv2d_implicit_gemm_workspace_bytes(t, s, pass);
+  return p;
+}
+
 #if defined(__AVX512F__)
 namespace implicit_gemm {
 

@@ -28,7 +28,7 @@
 namespace ember::kernels::cpu {
 
 // The table's entries (kernels/kernel_table.h: conv2d_implicit_gemm_supports, _workspace_bytes,
-// conv2d_{fwd,bwd_data,bwd_filter}_implicit_gemm) are this algorithm on the cpu; `supports`
+// _plan, conv2d_{fwd,bwd_data,bwd_filter}_implicit_gemm) are this algorithm on the cpu; `supports`
 // says false, with the reason, for anything but float32 on an AVX-512 build, and the others
 // require it. The cost model's estimate is the cpu's own:
 

@@ -115,4 +115,14 @@ void gemm_batched(DType t, const GemmShape& shape, const void* a, const void* b,
               " version; expected float32 or float64");
 }
 
+// Eigen picks its own blocking: the plan says only that the cpu's product runs.
+GemmPlan gemm_plan(DType t, const GemmShape& s, const void*, const void*, const void*) {
+  if (t != DType::f32 && t != DType::f64)
+    EMBER_THROW(DTypeError, "matmul: the cpu kernel has no ", dtype_name(t),
+                " version; expected float32 or float64");
+  GemmPlan p;
+  if (s.m > 0 && s.n > 0 && s.batch > 0) p.kernel = GemmKernel::cpu;
+  return p;
+}
+
 }  // namespace ember::kernels::cpu

@@ -15,19 +15,20 @@
 //                    tiles and a long reduction, the reduction is split (split-K) into partial
 //                    sums in the workspace, which a second kernel adds in a fixed order.
 //
-// Tiles: a block computes BM rows x BN cols (Tile<BM, BN, TM, TN>; Note [Choosing the tile]
-// picks one of seven shapes by the column count), walking the reduction 8 at a time through
-// double-buffered shared memory; each thread keeps a TM x TN register tile (8 x 4 or 8 x 8) made
-// of 4 x 4 sub-tiles half a block apart, read from shared memory as float4/double2 vectors, and
-// warps of 8 x 4 threads make each read one wavefront. The next tile's global loads are issued
-// into registers before the current tile is multiplied, and one barrier per step separates the
-// buffers. Loads go along the pixel dimension across neighbouring threads (coalesced for stride
-// 1); shared rows are padded by 4 so the transposing stores are free of bank conflicts. Each
-// thread follows its (channel, r, s) or (n, p, q) position incrementally: no division in the
-// main loop except the stride test of backward-data with stride > 1. Offsets are 64-bit.
+// The GEMM is the block tile of kernels/cuda/gemm_tile.cuh (double-buffered shared tiles, one
+// barrier per step of 8, float4/double2 fragments): a block computes BM rows x BN cols, each
+// thread an 8 x 4 or 8 x 8 register tile, warps of 8 x 4 threads along the rows (the pixels);
+// Note [Choosing the tile] picks one of seven shapes by the column count, and the plan
+// (conv2d_implicit_gemm_plan, kernels/conv_shape.h) says which ran. A direction adds only its
+// loader (the gather above) and its epilogue (the scatter to NCHW + bias, or dw / a split's
+// partial sum). Loads go along the pixel dimension across neighbouring threads (coalesced for
+// stride 1). Each thread follows its (channel, r, s) or (n, p, q) position incrementally: no
+// division in the main loop except the stride test of backward-data with stride > 1. Offsets
+// are 64-bit.
 #include "kernels/cuda/compat.h"
 #include "kernels/kernel_table.h"
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/gemm_tile.cuh"
 
 #include <stdexcept>
 #include <string>
@@ -37,113 +38,40 @@ namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
 using namespace detail;
+using namespace gemm_tile;
 
-constexpr int kBK = 8, kPad = 4;
 constexpr unsigned kMaxGridZ = 65535;
 
-// A block tile of BM rows x BN cols, each thread an TM x TN register tile made of 4 x 4
-// sub-tiles BM/2 rows (and, for TN = 8, BN/2 cols) apart, so its fragments are float4 reads and
-// a warp's reads are broadcasts or contiguous. Threads: (BM/TM) along rows x (BN/TN) along cols.
-template <int BM_, int BN_, int TM_, int TN_>
-struct Tile {
-  static constexpr int kBM = BM_, kBN = BN_, kTM = TM_, kTN = TN_;
-  static constexpr int kRowThreads = BM_ / TM_, kColThreads = BN_ / TN_;
-  static constexpr int kThreads = kRowThreads * kColThreads;
-  static_assert(TM_ % 4 == 0 && TN_ % 4 == 0 && TM_ <= 8 && TN_ <= 8, "4 x 4 sub-tiles, <= 2");
-  static_assert(kThreads % 32 == 0 && kThreads <= 256 && (kBN * kBK) % 32 == 0, "block shape");
-  static_assert(kRowThreads % 8 == 0 && kColThreads % 4 == 0, "warps of 8 x 4 threads");
+// A tile whose thread tile is 8 x 4 or 8 x 8, 4 x 4 sub-tiles half a block apart; warps of
+// 8 x 4 threads along the pixels, which the loads gather and the epilogue writes contiguously.
+template <int BM, int BN, int TN>
+using Tile = BlockTile<BM, BN, 8, TN, WarpAlong::rows, false>;
+
+// The shapes the plan chooses from (Note [Choosing the tile] below the kernels).
+using Tile512x16 = Tile<512, 16, 4>;    // 256 threads: 64 along rows x 4 along cols
+using Tile256x16 = Tile<256, 16, 4>;    // 128 threads, narrow and small (and float64)
+using Tile256x32 = Tile<256, 32, 4>;    // 256 threads: 32 x 8
+using Tile128x32 = Tile<128, 32, 4>;    // 128 threads, narrow and small
+using Tile256x64 = Tile<256, 64, 8>;    // 256 threads: 32 x 8
+using Tile128x64 = Tile<128, 64, 4>;    // 256 threads: 16 x 16
+using Tile128x128 = Tile<128, 128, 8>;  // 256 threads: 16 x 16
+
+// The shared tiles' rows a thread stores, for the loaders below: A's from rows tid % kARows +
+// kARows * u, kAK reduction positions each; B's from reduction position tid % 8 and columns
+// tid / 8 + kBStep * i (the last pass partial when the tile has fewer elements than threads).
+template <typename C>
+struct LoadShape {
+  static constexpr int kARows = C::kBM < C::kThreads ? C::kBM : C::kThreads;
+  static constexpr int kAK = kTileK * kARows / C::kThreads, kAPasses = C::kBM / kARows;
+  static constexpr int kBLoads = (C::kBN * kTileK + C::kThreads - 1) / C::kThreads;
+  static constexpr int kBStep = C::kThreads / kTileK;
+  static constexpr bool kBFull = C::kBN * kTileK % C::kThreads == 0;
+  static_assert((C::kBN * kTileK) % 32 == 0, "B loads by whole warps");
+  // B's column i of this thread is in the tile.
+  __device__ __forceinline__ static bool b_in_tile(int bj, int i) {
+    return kBFull || bj + kBStep * i < C::kBN;
+  }
 };
-
-// The shapes the launchers choose from (Note [Choosing the tile] below the kernels).
-using Tile512x16 = Tile<512, 16, 8, 4>;    // 256 threads: 64 along rows x 4 along cols
-using Tile256x16 = Tile<256, 16, 8, 4>;    // 128 threads, narrow and small (and float64)
-using Tile256x32 = Tile<256, 32, 8, 4>;    // 256 threads: 32 x 8
-using Tile128x32 = Tile<128, 32, 8, 4>;    // 128 threads, narrow and small
-using Tile256x64 = Tile<256, 64, 8, 8>;    // 256 threads: 32 x 8
-using Tile128x64 = Tile<128, 64, 8, 4>;    // 256 threads: 16 x 16
-using Tile128x128 = Tile<128, 128, 8, 8>;  // 256 threads: 16 x 16, as the SGEMM
-
-template <typename T, typename C>
-struct alignas(16) Tiles {
-  T a[2][kBK][C::kBM + kPad];  // A tile, reduction-major: a thread reads 4 consecutive rows
-  T b[2][kBK][C::kBN + kPad];
-};
-
-// out[0..N) = p[0..N), as one or two vector loads where the type allows (p is aligned).
-template <int N, typename T>
-__device__ __forceinline__ void load_vec(const T* p, T* out) {
-  if constexpr (std::is_same_v<T, float> && N == 4) {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
-  } else if constexpr (std::is_same_v<T, double> && N % 2 == 0) {
-    for (int h = 0; h < N / 2; ++h) {
-      const double2 v = reinterpret_cast<const double2*>(p)[h];
-      out[2 * h] = v.x, out[2 * h + 1] = v.y;
-    }
-  } else {
-    for (int i = 0; i < N; ++i) out[i] = p[i];
-  }
-}
-
-// A warp is 8 threads along rows x 4 along cols, so each of its fragment reads touches 128
-// contiguous bytes of A (or 64 of B) and costs one shared-memory wavefront; warps tile the block
-// rows first. tx (ty) numbers the thread's 4-row (4-col) groups.
-template <typename C>
-__device__ __forceinline__ int thread_row(int tid) {
-  return tid / 32 % (C::kRowThreads / 8) * 8 + tid % 8;
-}
-template <typename C>
-__device__ __forceinline__ int thread_col(int tid) {
-  return tid / 32 / (C::kRowThreads / 8) * 4 + tid % 32 / 8;
-}
-
-// The block-tile row of this thread's register row i, and column of its register column j.
-template <typename C>
-__device__ __forceinline__ int tile_row(int tx, int i) {
-  return (i / 4) * (C::kBM / 2) + 4 * tx + i % 4;
-}
-template <typename C>
-__device__ __forceinline__ int tile_col(int ty, int j) {
-  return (j / 4) * (C::kBN / 2) + 4 * ty + j % 4;
-}
-
-// acc += the TM x TN slice of A-tile x B-tile that this thread owns.
-template <typename T, typename C>
-__device__ __forceinline__ void multiply_tile(const T (*as)[C::kBM + kPad],
-                                              const T (*bs)[C::kBN + kPad],
-                                              T (&acc)[C::kTM][C::kTN], int tx, int ty) {
-  for (int kk = 0; kk < kBK; ++kk) {
-    T af[C::kTM], bf[C::kTN];
-    for (int h = 0; h < C::kTM / 4; ++h) load_vec<4>(&as[kk][tile_row<C>(tx, 4 * h)], af + 4 * h);
-    for (int h = 0; h < C::kTN / 4; ++h) load_vec<4>(&bs[kk][tile_col<C>(ty, 4 * h)], bf + 4 * h);
-    for (int i = 0; i < C::kTM; ++i)
-      for (int j = 0; j < C::kTN; ++j) acc[i][j] += af[i] * bf[j];
-  }
-}
-
-// acc = the sum over nk reduction steps of this thread's slice of A-tile x B-tile, double-buffered
-// in shared memory: load() fetches the next step's elements into registers while the current
-// step multiplies, store(buf) writes them to buffer buf, advance() moves to the next step.
-template <typename T, typename C, typename Load, typename Advance, typename Store>
-__device__ __forceinline__ void gemm_steps(Tiles<T, C>& sm, int nk, int tx, int ty,
-                                           T (&acc)[C::kTM][C::kTN], Load& load, Advance& advance,
-                                           Store& store) {
-  for (int i = 0; i < C::kTM; ++i)
-    for (int j = 0; j < C::kTN; ++j) acc[i][j] = T(0);
-  load();
-  store(0);
-  __syncthreads();
-  for (int it = 0; it < nk; ++it) {
-    const int cur = it & 1;
-    if (it + 1 < nk) {
-      advance();
-      load();  // in flight while this step multiplies
-    }
-    multiply_tile<T, C>(sm.a[cur], sm.b[cur], acc, tx, ty);
-    if (it + 1 < nk) store(cur ^ 1);
-    __syncthreads();
-  }
-}
 
 // --- forward and backward-data ----------------------------------------------------------------
 
@@ -173,122 +101,149 @@ __device__ __forceinline__ void step_tap(Tap& t, int r, int s) {
   }
 }
 
+// The loader of forward / backward-data: A gathered from the NCHW tensor at the taps of the
+// thread's rows' pixels, B read from the filter. A row's pixel is fixed for the block (set up
+// once), its tap is followed incrementally through the reduction (begin() per group).
 template <typename T, typename C, bool kBackward>
-__global__ void __launch_bounds__(C::kThreads)
-    conv2d_gather_gemm_kernel(GatherGemm g, const T* __restrict__ a_src, const T* __restrict__ w,
-                              const T* __restrict__ bias, T* __restrict__ out) {
-  constexpr int kBM = C::kBM, kBN = C::kBN, kThreads = C::kThreads;
-  // A loads: rows tid % kARows + kARows * u (u < kAPasses), kAK reduction positions each.
-  constexpr int kARows = kBM < kThreads ? kBM : kThreads;
-  constexpr int kAK = kBK * kARows / kThreads, kAPasses = kBM / kARows;
-  // B loads: reduction position tid % 8, columns tid / 8 + kThreads / 8 * i.
-  constexpr int kBLoads = (kBN * kBK + kThreads - 1) / kThreads, kBStep = kThreads / kBK;
-  __shared__ Tiles<T, C> sm;
-  const int tid = threadIdx.x, tx = thread_row<C>(tid), ty = thread_col<C>(tid);
-  const int rs = g.r * g.s, kdim = g.ca * rs;
-  const int nk = (kdim + kBK - 1) / kBK;
-  const int64_t m0 = int64_t(blockIdx.x) * kBM;
-  const int n0 = int(blockIdx.y) * kBN;
-  const int64_t a_hw = g.ah * g.aw, m_hw = g.mh * g.mw;
+struct GatherLoader {
+  using L = LoadShape<C>;
+  const GatherGemm& g;
+  const int tid, rs, n0;
+  const int64_t a_hw;
+  bool am_ok[L::kAPasses];
+  int64_t a_img[L::kAPasses];  // n * a_channels * a_hw
+  int hb[L::kAPasses], wb[L::kAPasses];
+  const int bk, bj;
+  const T* ag;  // the group's gathered tensor and filters
+  const T* wg;
+  Tap at;  // the next A reduction position, stepped by load() and advance()
+  int b_a, b_rs;
+  T ra[L::kAK][L::kAPasses], rb[L::kBLoads];
 
-  bool am_ok[kAPasses];
-  int64_t a_img[kAPasses];  // n * a_channels * a_hw
-  int hb[kAPasses], wb[kAPasses];
-  for (int u = 0; u < kAPasses; ++u) {
-    const int64_t am = m0 + tid % kARows + kARows * u;
-    am_ok[u] = am < g.m;
-    a_img[u] = 0, hb[u] = 0, wb[u] = 0;
-    if (am_ok[u]) {
-      const int64_t n = am / m_hw, pq = am % m_hw;
-      const int p = int(pq / g.mw), q = int(pq % g.mw);
-      a_img[u] = n * g.a_channels * a_hw;
-      hb[u] = kBackward ? p + g.ph : p * g.sh - g.ph;
-      wb[u] = kBackward ? q + g.pw : q * g.sw - g.pw;
+  __device__ __forceinline__ GatherLoader(const GatherGemm& g_, int tid_, int64_t m0, int n0_)
+      : g(g_),
+        tid(tid_),
+        rs(g_.r * g_.s),
+        n0(n0_),
+        a_hw(g_.ah * g_.aw),
+        bk(tid_ % kTileK),
+        bj(tid_ / kTileK) {
+    const int64_t m_hw = g.mh * g.mw;
+    for (int u = 0; u < L::kAPasses; ++u) {
+      const int64_t am = m0 + tid % L::kARows + L::kARows * u;
+      am_ok[u] = am < g.m;
+      a_img[u] = 0, hb[u] = 0, wb[u] = 0;
+      if (am_ok[u]) {
+        const int64_t n = am / m_hw, pq = am % m_hw;
+        const int p = int(pq / g.mw), q = int(pq % g.mw);
+        a_img[u] = n * g.a_channels * a_hw;
+        hb[u] = kBackward ? p + g.ph : p * g.sh - g.ph;
+        wb[u] = kBackward ? q + g.pw : q * g.sw - g.pw;
+      }
     }
   }
-  const int bk = tid % kBK, bj = tid / kBK;
-
-  for (int64_t grp = blockIdx.z; grp < g.groups; grp += gridDim.z) {
-    const T* ag = a_src + grp * g.ca * a_hw;
-    const T* wg = w + grp * int64_t(g.cols) * g.ca * rs;
-    // This thread's next A reduction position, stepped by load() and advance().
-    Tap at;
-    {
-      const int k0 = kAK * (tid / kARows);
-      at.a = k0 / rs, at.r = (k0 % rs) / g.s, at.s = k0 % g.s;
-    }
-    int b_a = bk / rs, b_rs = bk % rs;
-
-    T ra[kAK][kAPasses], rb[kBLoads];
-    auto load = [&]() {
-      for (int i = 0; i < kAK; ++i) {
-        for (int u = 0; u < kAPasses; ++u) {
-          T v = T(0);
-          if (am_ok[u] && at.a < g.ca) {
-            int ih, iw;
-            bool ok;
-            if (kBackward) {
-              const int th = hb[u] - at.r * g.dh, tw = wb[u] - at.s * g.dw;
-              ok = th >= 0 && tw >= 0;
-              if (g.sh == 1) {
-                ih = th;
-              } else {
-                ih = th / g.sh;
-                ok = ok && ih * g.sh == th;
-              }
-              if (g.sw == 1) {
-                iw = tw;
-              } else {
-                iw = tw / g.sw;
-                ok = ok && iw * g.sw == tw;
-              }
-              ok = ok && ih < g.ah && iw < g.aw;
-            } else {
-              ih = hb[u] + at.r * g.dh, iw = wb[u] + at.s * g.dw;
-              ok = ih >= 0 && ih < g.ah && iw >= 0 && iw < g.aw;
-            }
-            if (ok) v = ag[a_img[u] + at.a * a_hw + int64_t(ih) * g.aw + iw];
-          }
-          ra[i][u] = v;
-        }
-        step_tap(at, g.r, g.s);
-      }
-      for (int i = 0; i < kBLoads; ++i) {
-        const int jl = bj + kBStep * i, j = n0 + jl;
+  __device__ __forceinline__ void begin(const T* a_src, const T* w, int64_t grp) {
+    ag = a_src + grp * g.ca * a_hw;
+    wg = w + grp * int64_t(g.cols) * g.ca * rs;
+    const int k0 = L::kAK * (tid / L::kARows);
+    at.a = k0 / rs, at.r = (k0 % rs) / g.s, at.s = k0 % g.s;
+    b_a = bk / rs, b_rs = bk % rs;
+  }
+  __device__ __forceinline__ void load(int) {
+    for (int i = 0; i < L::kAK; ++i) {
+      for (int u = 0; u < L::kAPasses; ++u) {
         T v = T(0);
-        if ((kBN * kBK % kThreads == 0 || jl < kBN) && j < g.cols && b_a < g.ca)
-          v = wg[b_a * g.b_a + j * g.b_j + b_rs];
-        rb[i] = v;
+        if (am_ok[u] && at.a < g.ca) {
+          int ih, iw;
+          bool ok;
+          if (kBackward) {
+            const int th = hb[u] - at.r * g.dh, tw = wb[u] - at.s * g.dw;
+            ok = th >= 0 && tw >= 0;
+            if (g.sh == 1) {
+              ih = th;
+            } else {
+              ih = th / g.sh;
+              ok = ok && ih * g.sh == th;
+            }
+            if (g.sw == 1) {
+              iw = tw;
+            } else {
+              iw = tw / g.sw;
+              ok = ok && iw * g.sw == tw;
+            }
+            ok = ok && ih < g.ah && iw < g.aw;
+          } else {
+            ih = hb[u] + at.r * g.dh, iw = wb[u] + at.s * g.dw;
+            ok = ih >= 0 && ih < g.ah && iw >= 0 && iw < g.aw;
+          }
+          if (ok) v = ag[a_img[u] + at.a * a_hw + int64_t(ih) * g.aw + iw];
+        }
+        ra[i][u] = v;
       }
-    };
-    auto advance = [&]() {
-      for (int i = kAK; i < kBK; ++i) step_tap(at, g.r, g.s);
-      b_rs += kBK;
-      while (b_rs >= rs) b_rs -= rs, ++b_a;
-    };
-    auto store = [&](int buf) {
-      for (int i = 0; i < kAK; ++i)
-        for (int u = 0; u < kAPasses; ++u)
-          sm.a[buf][kAK * (tid / kARows) + i][tid % kARows + kARows * u] = ra[i][u];
-      for (int i = 0; i < kBLoads; ++i)
-        if (kBN * kBK % kThreads == 0 || bj + kBStep * i < kBN)
-          sm.b[buf][bk][bj + kBStep * i] = rb[i];
-    };
+      step_tap(at, g.r, g.s);
+    }
+    for (int i = 0; i < L::kBLoads; ++i) {
+      const int j = n0 + bj + L::kBStep * i;
+      T v = T(0);
+      if (L::b_in_tile(bj, i) && j < g.cols && b_a < g.ca) v = wg[b_a * g.b_a + j * g.b_j + b_rs];
+      rb[i] = v;
+    }
+  }
+  __device__ __forceinline__ void advance() {
+    for (int i = L::kAK; i < kTileK; ++i) step_tap(at, g.r, g.s);
+    b_rs += kTileK;
+    while (b_rs >= rs) b_rs -= rs, ++b_a;
+  }
+  __device__ __forceinline__ void store(T (*as)[C::kBM + kTilePad], T (*bs)[C::kBN + kTilePad]) {
+    for (int i = 0; i < L::kAK; ++i)
+      for (int u = 0; u < L::kAPasses; ++u)
+        as[L::kAK * (tid / L::kARows) + i][tid % L::kARows + L::kARows * u] = ra[i][u];
+    for (int i = 0; i < L::kBLoads; ++i)
+      if (L::b_in_tile(bj, i)) bs[bk][bj + L::kBStep * i] = rb[i];
+  }
+};
 
-    T acc[C::kTM][C::kTN];
-    gemm_steps<T, C>(sm, nk, tx, ty, acc, load, advance, store);
+// The epilogue of forward / backward-data: row m = (n, pixel), column j = channel of the group,
+// scattered to NCHW (+ bias[j] forward).
+template <typename T>
+struct ScatterNchw {
+  const GatherGemm& g;
+  const T* bias;
+  T* out;
+  int64_t m0, grp;
+  int n0;
 
+  template <typename C>
+  __device__ __forceinline__ void operator()(const T (&acc)[C::kTM][C::kTN],
+                                             const ThreadTile<C>& t) const {
+    const int64_t m_hw = g.mh * g.mw;
     for (int i = 0; i < C::kTM; ++i) {
-      const int64_t m = m0 + tile_row<C>(tx, i);
+      const int64_t m = m0 + t.row_of(i);
       if (m >= g.m) continue;
       const int64_t n = m / m_hw, pq = m % m_hw;
       T* o = out + (n * g.out_channels + grp * g.cols) * m_hw + pq;
       for (int jj = 0; jj < C::kTN; ++jj) {
-        const int j = n0 + tile_col<C>(ty, jj);
+        const int j = n0 + t.col_of(jj);
         if (j >= g.cols) continue;
         o[j * m_hw] = bias != nullptr ? acc[i][jj] + bias[grp * g.cols + j] : acc[i][jj];
       }
     }
+  }
+};
+
+template <typename T, typename C, bool kBackward>
+__global__ void __launch_bounds__(C::kThreads)
+    conv2d_gather_gemm_kernel(GatherGemm g, const T* __restrict__ a_src, const T* __restrict__ w,
+                              const T* __restrict__ bias, T* __restrict__ out) {
+  __shared__ TileBuffers<T, C> sm;
+  const ThreadTile<C> t(threadIdx.x);
+  const int64_t m0 = int64_t(blockIdx.x) * C::kBM;
+  const int n0 = int(blockIdx.y) * C::kBN;
+  const int steps = (g.ca * g.r * g.s + kTileK - 1) / kTileK;
+  GatherLoader<T, C, kBackward> ld(g, threadIdx.x, m0, n0);
+  for (int64_t grp = blockIdx.z; grp < g.groups; grp += gridDim.z) {
+    ld.begin(a_src, w, grp);
+    block_tile_gemm(sm, t, steps, ld, ScatterNchw<T>{g, bias, out, m0, grp, n0});
   }
 }
 
@@ -299,96 +254,131 @@ struct WgradGemm {
   int cg, kg, r, s;
   int sh, sw, ph, pw, dh, dw;
   int groups, splits;
-  int64_t chunk;      // reduction length per split, a multiple of kBK
+  int64_t chunk;      // reduction length per split, a multiple of kTileK
   int64_t part_size;  // elements of dw (one partial sum)
+};
+
+// The loader of backward-filter: A gathered from x at the (c, r, s) of the thread's rows (fixed
+// for the block) and the reduction's pixel l = (n, p, q), B read from dy at l; l is followed
+// incrementally from the split's start (begin() per group and split).
+template <typename T, typename C>
+struct WgradLoader {
+  // Loads: reduction offset tid % 8, rows (cols) tid / 8 + kStep * i.
+  static constexpr int kStep = C::kThreads / kTileK;
+  static constexpr int kALoads = C::kBM * kTileK / C::kThreads;
+  static constexpr int kBLoads = LoadShape<C>::kBLoads;
+  const WgradGemm& g;
+  const int n0, kl, lr;
+  const int64_t hw, pq, total;
+  int64_t a_c[kALoads];  // channel offset c * hw
+  int a_r[kALoads], a_s[kALoads];
+  bool a_ok[kALoads];
+  const T* xg;  // the group's x and dy
+  const T* dyg;
+  int64_t l, l_end, ln;  // the thread's reduction position l = (ln, lp, lq)
+  int lp, lq;
+  T ra[kALoads], rb[kBLoads];
+
+  __device__ __forceinline__ WgradLoader(const WgradGemm& g_, int tid, int64_t m0, int n0_)
+      : g(g_),
+        n0(n0_),
+        kl(tid % kTileK),
+        lr(tid / kTileK),
+        hw(g_.h * g_.w),
+        pq(g_.oh * g_.ow),
+        total(g_.n * g_.oh * g_.ow) {
+    const int rs = g.r * g.s;
+    const int64_t rows = int64_t(g.cg) * rs;
+    for (int i = 0; i < kALoads; ++i) {
+      const int64_t m = m0 + lr + kStep * i;
+      a_ok[i] = m < rows;
+      const int c = int(m / rs), t = int(m % rs);
+      a_c[i] = int64_t(c) * hw;
+      a_r[i] = (t / g.s) * g.dh - g.ph;
+      a_s[i] = (t % g.s) * g.dw - g.pw;
+    }
+  }
+  __device__ __forceinline__ void begin(const T* x, const T* dy, int64_t grp, int64_t l_begin,
+                                        int64_t l_end_) {
+    xg = x + grp * g.cg * hw;
+    dyg = dy + grp * g.kg * pq;
+    l = l_begin + kl, l_end = l_end_, ln = 0, lp = 0, lq = 0;
+    if (l < total) ln = l / pq, lp = int((l % pq) / g.ow), lq = int(l % g.ow);
+  }
+  __device__ __forceinline__ void load(int) {
+    const bool l_ok = l < l_end;
+    const int ih0 = lp * g.sh, iw0 = lq * g.sw;
+    for (int i = 0; i < kALoads; ++i) {
+      const int ih = ih0 + a_r[i], iw = iw0 + a_s[i];
+      ra[i] = l_ok && a_ok[i] && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w
+                  ? xg[ln * g.c * hw + a_c[i] + int64_t(ih) * g.w + iw]
+                  : T(0);
+    }
+    for (int i = 0; i < kBLoads; ++i) {
+      const int j = n0 + lr + kStep * i;
+      rb[i] = l_ok && LoadShape<C>::b_in_tile(lr, i) && j < g.kg
+                  ? dyg[(ln * g.k + j) * pq + int64_t(lp) * g.ow + lq]
+                  : T(0);
+    }
+  }
+  __device__ __forceinline__ void advance() {
+    l += kTileK;
+    lq += kTileK;
+    while (lq >= g.ow) {
+      lq -= int(g.ow);
+      if (++lp == g.oh) lp = 0, ++ln;
+    }
+  }
+  __device__ __forceinline__ void store(T (*as)[C::kBM + kTilePad], T (*bs)[C::kBN + kTilePad]) {
+    for (int i = 0; i < kALoads; ++i) as[kl][lr + kStep * i] = ra[i];
+    for (int i = 0; i < kBLoads; ++i)
+      if (LoadShape<C>::b_in_tile(lr, i)) bs[kl][lr + kStep * i] = rb[i];
+  }
+};
+
+// The epilogue of backward-filter: row m = (c, r, s), column j = filter of the group, to dw (or
+// to the split's partial sum). Its addresses are computed here, after the main loop, so they hold
+// no registers during it.
+template <typename T>
+struct StoreFilter {
+  const WgradGemm& g;
+  T* out;  // dw, or the partial sums
+  int64_t grp, split, m0, rows;
+  int n0;
+
+  template <typename C>
+  __device__ __forceinline__ void operator()(const T (&acc)[C::kTM][C::kTN],
+                                             const ThreadTile<C>& t) const {
+    T* o = out + split * g.part_size + grp * g.kg * rows;
+    for (int i = 0; i < C::kTM; ++i) {
+      const int64_t m = m0 + t.row_of(i);
+      if (m >= rows) continue;
+      for (int jj = 0; jj < C::kTN; ++jj) {
+        const int j = n0 + t.col_of(jj);
+        if (j < g.kg) o[j * rows + m] = acc[i][jj];
+      }
+    }
+  }
 };
 
 template <typename T, typename C>
 __global__ void __launch_bounds__(C::kThreads)
     conv2d_wgrad_gemm_kernel(WgradGemm g, const T* __restrict__ dy, const T* __restrict__ x,
                              T* __restrict__ out) {
-  constexpr int kBM = C::kBM, kBN = C::kBN, kThreads = C::kThreads;
-  // Loads: reduction offset tid % 8, rows (cols) tid / 8 + kStep * i.
-  constexpr int kStep = kThreads / kBK;
-  constexpr int kALoads = kBM * kBK / kThreads, kBLoads = (kBN * kBK + kThreads - 1) / kThreads;
-  __shared__ Tiles<T, C> sm;
-  const int tid = threadIdx.x, tx = thread_row<C>(tid), ty = thread_col<C>(tid);
-  const int rs = g.r * g.s;
-  const int64_t rows = int64_t(g.cg) * rs;
-  const int64_t m0 = int64_t(blockIdx.x) * kBM;
-  const int n0 = int(blockIdx.y) * kBN;
-  const int64_t hw = g.h * g.w, pq = g.oh * g.ow, total = g.n * pq;
-  const int kl = tid % kBK, lr = tid / kBK;
-
-  // A rows lr + kStep * i: (c, r, s) fixed per thread.
-  int64_t a_c[kALoads];
-  int a_r[kALoads], a_s[kALoads];
-  bool a_ok[kALoads];
-  for (int i = 0; i < kALoads; ++i) {
-    const int64_t m = m0 + lr + kStep * i;
-    a_ok[i] = m < rows;
-    const int c = int(m / rs), t = int(m % rs);
-    a_c[i] = int64_t(c) * hw;
-    a_r[i] = (t / g.s) * g.dh - g.ph;
-    a_s[i] = (t % g.s) * g.dw - g.pw;
-  }
-
+  __shared__ TileBuffers<T, C> sm;
+  const ThreadTile<C> t(threadIdx.x);
+  const int64_t rows = int64_t(g.cg) * g.r * g.s;
+  const int64_t m0 = int64_t(blockIdx.x) * C::kBM;
+  const int n0 = int(blockIdx.y) * C::kBN;
+  const int64_t total = g.n * g.oh * g.ow;
+  WgradLoader<T, C> ld(g, threadIdx.x, m0, n0);
   for (int64_t z = blockIdx.z; z < int64_t(g.groups) * g.splits; z += gridDim.z) {
     const int64_t grp = z / g.splits, split = z % g.splits;
     const int64_t l_begin = split * g.chunk;
     const int64_t l_end = l_begin + g.chunk < total ? l_begin + g.chunk : total;
-    const int nk = l_end > l_begin ? int((l_end - l_begin + kBK - 1) / kBK) : 0;
-    const T* xg = x + grp * g.cg * hw;
-    const T* dyg = dy + grp * g.kg * pq;
-    // This thread's reduction position l = (n, p, q), followed incrementally.
-    int64_t l = l_begin + kl, ln = 0;
-    int lp = 0, lq = 0;
-    if (l < total) ln = l / pq, lp = int((l % pq) / g.ow), lq = int(l % g.ow);
-
-    T ra[kALoads], rb[kBLoads];
-    auto load = [&]() {
-      const bool l_ok = l < l_end;
-      const int ih0 = lp * g.sh, iw0 = lq * g.sw;
-      for (int i = 0; i < kALoads; ++i) {
-        const int ih = ih0 + a_r[i], iw = iw0 + a_s[i];
-        ra[i] = l_ok && a_ok[i] && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w
-                    ? xg[ln * g.c * hw + a_c[i] + int64_t(ih) * g.w + iw]
-                    : T(0);
-      }
-      for (int i = 0; i < kBLoads; ++i) {
-        const int jl = lr + kStep * i, j = n0 + jl;
-        rb[i] = l_ok && (kBN * kBK % kThreads == 0 || jl < kBN) && j < g.kg
-                    ? dyg[(ln * g.k + j) * pq + int64_t(lp) * g.ow + lq]
-                    : T(0);
-      }
-    };
-    auto advance = [&]() {
-      l += kBK;
-      lq += kBK;
-      while (lq >= g.ow) {
-        lq -= int(g.ow);
-        if (++lp == g.oh) lp = 0, ++ln;
-      }
-    };
-    auto store = [&](int buf) {
-      for (int i = 0; i < kALoads; ++i) sm.a[buf][kl][lr + kStep * i] = ra[i];
-      for (int i = 0; i < kBLoads; ++i)
-        if (kBN * kBK % kThreads == 0 || lr + kStep * i < kBN)
-          sm.b[buf][kl][lr + kStep * i] = rb[i];
-    };
-
-    T acc[C::kTM][C::kTN];
-    gemm_steps<T, C>(sm, nk, tx, ty, acc, load, advance, store);
-
-    T* o = out + split * g.part_size + grp * g.kg * rows;
-    for (int i = 0; i < C::kTM; ++i) {
-      const int64_t m = m0 + tile_row<C>(tx, i);
-      if (m >= rows) continue;
-      for (int jj = 0; jj < C::kTN; ++jj) {
-        const int j = n0 + tile_col<C>(ty, jj);
-        if (j < g.kg) o[j * rows + m] = acc[i][jj];
-      }
-    }
+    ld.begin(x, dy, grp, l_begin, l_end);
+    const int steps = l_end > l_begin ? int((l_end - l_begin + kTileK - 1) / kTileK) : 0;
+    block_tile_gemm(sm, t, steps, ld, StoreFilter<T>{g, out, grp, split, m0, rows, n0});
   }
 }
 
@@ -404,7 +394,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// --- launchers ------------------------------------------------------------------------------
+// --- the plan and the launchers ----------------------------------------------------------------
 
 void check_scalar(DType t, const char* op) {
   if (t != DType::f32 && t != DType::f64)
@@ -413,7 +403,7 @@ void check_scalar(DType t, const char* op) {
 
 // Note [Choosing the tile]
 // The columns per group set a width class, each with a big tile and smaller ones for grids
-// that would not fill the GPU: the launcher takes the first whose grid has at least one block
+// that would not fill the GPU: the plan takes the first whose grid has at least one block
 // per multiprocessor, else the last.
 //   cols <= 16: 512 x 16 (8 x 4 per thread), 256 x 16 (128 threads; float64 always, as
 //               512 x 16 would need 66 KB of shared memory);
@@ -424,17 +414,12 @@ void check_scalar(DType t, const char* op) {
 // ResNet-20's 64-filter layer (8192 x 64) gets 128 blocks of 128 threads, not 64 of 256.
 // Backward-filter fills the GPU by splitting its reduction instead, so it takes whichever of
 // its class's first two tiles pads its few rows (C/G*R*S) and its columns least.
-enum class TileId { t512x16, t256x16, t256x32, t128x32, t256x64, t128x64, t128x128 };
-
 struct TileChoice {
-  TileId id;
-  int bm, bn;
+  int bm, bn, tn;
 };
 
-constexpr TileChoice kTiles[] = {{TileId::t512x16, 512, 16},  {TileId::t256x16, 256, 16},
-                                 {TileId::t256x32, 256, 32},  {TileId::t128x32, 128, 32},
-                                 {TileId::t256x64, 256, 64},  {TileId::t128x64, 128, 64},
-                                 {TileId::t128x128, 128, 128}};
+constexpr TileChoice kT512x16{512, 16, 4}, kT256x16{256, 16, 4}, kT256x32{256, 32, 4},
+    kT128x32{128, 32, 4}, kT256x64{256, 64, 8}, kT128x64{128, 64, 4}, kT128x128{128, 128, 8};
 
 // The tiles of the width class of cols, biggest first (Note [Choosing the tile]).
 struct TileClass {
@@ -442,13 +427,10 @@ struct TileClass {
   int n;
 };
 TileClass tile_class(int64_t cols, bool f64) {
-  const TileChoice &t512x16 = kTiles[0], &t256x16 = kTiles[1], &t256x32 = kTiles[2],
-                   &t128x32 = kTiles[3], &t256x64 = kTiles[4], &t128x64 = kTiles[5],
-                   &t128x128 = kTiles[6];
-  if (cols <= 16) return f64 ? TileClass{{t256x16}, 1} : TileClass{{t512x16, t256x16}, 2};
-  if (cols <= 32) return {{t256x32, t128x32}, 2};
-  if (cols <= 64) return {{t256x64, t128x64, t128x32}, 3};
-  return {{t128x128, t128x64, t128x32}, 3};
+  if (cols <= 16) return f64 ? TileClass{{kT256x16}, 1} : TileClass{{kT512x16, kT256x16}, 2};
+  if (cols <= 32) return {{kT256x32, kT128x32}, 2};
+  if (cols <= 64) return {{kT256x64, kT128x64, kT128x32}, 3};
+  return {{kT128x128, kT128x64, kT128x32}, 3};
 }
 
 int64_t tile_count(const TileChoice& t, int64_t rows, int64_t cols) {
@@ -467,53 +449,47 @@ TileChoice wgrad_tile(int64_t rows, int64_t cols, bool f64) {
   const TileChoice& big = c.tiles[0];
   const TileChoice& small = c.tiles[c.n > 1 ? 1 : 0];
   // 256 x 64 spills in float64 (255 registers with its eight rows of gather state).
-  if (f64 && big.id == TileId::t256x64) return small;
+  if (f64 && big.bm == 256 && big.bn == 64) return small;
   auto area = [&](const TileChoice& t) { return tile_count(t, rows, cols) * t.bm * t.bn; };
   return area(small) < area(big) ? small : big;
 }
 
-// f(Tile<...>{}) for the tile id.
-template <typename F>
-void with_tile(TileId id, F&& f) {
-  switch (id) {
-    case TileId::t512x16:
-      return f(Tile512x16{});
-    case TileId::t256x16:
-      return f(Tile256x16{});
-    case TileId::t256x32:
-      return f(Tile256x32{});
-    case TileId::t128x32:
-      return f(Tile128x32{});
-    case TileId::t256x64:
-      return f(Tile256x64{});
-    case TileId::t128x64:
-      return f(Tile128x64{});
-    case TileId::t128x128:
-      return f(Tile128x128{});
-  }
+// The split of backward-filter's reduction: enough blocks to fill a large GPU (about 4 per
+// multiprocessor of an H100-class part), each split at least 32 steps long, at most 64 splits.
+int wgrad_splits(const ConvShape& s, int64_t tiles) {
+  const int64_t want = (512 + tiles - 1) / tiles;
+  const int64_t most = s.n * s.oh * s.ow / (32 * kTileK);
+  int64_t splits = want < most ? want : most;
+  splits = splits < 64 ? splits : 64;
+  return splits > 1 ? int(splits) : 1;
 }
 
-dim3 gemm_grid(const TileChoice& t, int64_t rows, int64_t cols, int64_t z) {
-  return dim3(static_cast<unsigned>((rows + t.bm - 1) / t.bm),
-              static_cast<unsigned>((cols + t.bn - 1) / t.bn),
-              static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ));
+// f(Tile<...>{}) for the plan's tile.
+template <typename F>
+void with_tile(const ConvGemmPlan& p, F&& f) {
+  if (p.bn == 16) return p.bm == 512 ? f(Tile512x16{}) : f(Tile256x16{});
+  if (p.bn == 32) return p.bm == 256 ? f(Tile256x32{}) : f(Tile128x32{});
+  if (p.bn == 64) return p.bm == 256 ? f(Tile256x64{}) : f(Tile128x64{});
+  return f(Tile128x128{});
+}
+
+dim3 grid_of(const ConvGemmPlan& p) {
+  return dim3(p.grid[0], p.grid[1], p.grid[2]);
 }
 
 template <typename T, bool kBackward>
-void launch_gather(const GatherGemm& g, const void* a, const void* w, const void* bias, void* out,
-                   gpu::Stream stream) {
-  const TileChoice tile = gather_tile(g.m, g.cols, g.groups, std::is_same_v<T, double>);
-  const dim3 grid = gemm_grid(tile, g.m, g.cols, g.groups);
+void launch_gather(const ConvGemmPlan& p, const GatherGemm& g, const void* a, const void* w,
+                   const void* bias, void* out, gpu::Stream stream) {
   const T* ap = static_cast<const T*>(a);
   const T* wp = static_cast<const T*>(w);
   const T* bp = static_cast<const T*>(bias);
   T* op = static_cast<T*>(out);
-  with_tile(tile.id, [&](auto c) {
+  with_tile(p, [&](auto c) {
     using C = decltype(c);
     // 512 x 16 is never chosen for float64 (its tiles would not fit in static shared memory).
     if constexpr (!std::is_same_v<T, double> || !std::is_same_v<C, Tile512x16>) {
       auto* k = &conv2d_gather_gemm_kernel<T, C, kBackward>;
-      EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, ap, wp, bp, op);
+      EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), 0, stream, g, ap, wp, bp, op);
     }
   });
 }
@@ -527,18 +503,6 @@ GatherGemm gather_common(const ConvShape& s) {
   return g;
 }
 
-// The split of backward-filter's reduction: enough blocks to fill a large GPU (about 4 per
-// multiprocessor of an H100-class part), each split at least 32 steps long, at most 64 splits.
-int wgrad_splits(const ConvShape& s, bool f64) {
-  const int64_t rows = s.c / s.groups * s.r * s.s, cols = s.k / s.groups;
-  const int64_t tiles = tile_count(wgrad_tile(rows, cols, f64), rows, cols) * s.groups;
-  const int64_t want = (512 + tiles - 1) / tiles;
-  const int64_t most = s.n * s.oh * s.ow / (32 * kBK);
-  int64_t splits = want < most ? want : most;
-  splits = splits < 64 ? splits : 64;
-  return splits > 1 ? int(splits) : 1;
-}
-
 }  // namespace
 
 bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, const char** why) {
@@ -547,78 +511,106 @@ bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, con
   return false;
 }
 
+ConvGemmPlan conv2d_implicit_gemm_plan(DType t, const ConvShape& s, ConvDirection d) {
+  check_scalar(t, "conv2d_implicit_gemm_plan");
+  const bool f64 = t == DType::f64;
+  ConvGemmPlan p;
+  TileChoice tile;
+  int64_t z;  // grid z items: groups, times splits for backward-filter
+  if (d == ConvDirection::backward_filter) {
+    p.rows = s.cg() * s.r * s.s, p.cols = s.kg(), p.depth = s.n * s.oh * s.ow;
+    if (p.rows == 0 || p.cols == 0) return p;
+    tile = wgrad_tile(p.rows, p.cols, f64);
+    p.splits = wgrad_splits(s, tile_count(tile, p.rows, p.cols) * s.groups);
+    p.chunk = ((p.depth + p.splits - 1) / p.splits + kTileK - 1) / kTileK * kTileK;
+    const size_t item = f64 ? sizeof(double) : sizeof(float);
+    if (p.splits > 1) p.workspace_bytes = size_t(p.splits) * size_t(s.w_numel()) * item;
+    z = s.groups * p.splits;
+  } else {
+    const bool fwd = d == ConvDirection::forward;
+    p.rows = fwd ? s.n * s.oh * s.ow : s.n * s.h * s.w;
+    p.cols = fwd ? s.kg() : s.cg();
+    p.depth = (fwd ? s.cg() : s.kg()) * s.r * s.s;
+    if (p.rows == 0 || p.cols == 0) return p;
+    tile = gather_tile(p.rows, p.cols, s.groups, f64);
+    p.chunk = p.depth;
+    z = s.groups;
+  }
+  p.kernel = ConvGemmKernel::tiled;
+  p.bm = tile.bm, p.bn = tile.bn, p.tm = 8, p.tn = tile.tn;
+  p.threads = tile.bm / 8 * (tile.bn / tile.tn);
+  p.grid[0] = static_cast<unsigned>((p.rows + tile.bm - 1) / tile.bm);
+  p.grid[1] = static_cast<unsigned>((p.cols + tile.bn - 1) / tile.bn);
+  p.grid[2] = static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ);
+  return p;
+}
+
 void conv2d_fwd_implicit_gemm(DType t, const ConvShape& s, const void* x, const void* w,
                               const void* bias, void* y, void*, size_t, gpu::Stream stream) {
   check_scalar(t, "conv2d_fwd_implicit_gemm");
+  const ConvGemmPlan p = conv2d_implicit_gemm_plan(t, s, ConvDirection::forward);
+  if (p.kernel == ConvGemmKernel::none) return;
   GatherGemm g = gather_common(s);
-  g.m = s.n * s.oh * s.ow, g.mh = s.oh, g.mw = s.ow;
-  g.cols = int(s.k / s.groups), g.ca = int(s.c / s.groups);
+  g.m = p.rows, g.mh = s.oh, g.mw = s.ow;
+  g.cols = int(p.cols), g.ca = int(s.cg());
   g.a_channels = s.c, g.ah = s.h, g.aw = s.w, g.out_channels = s.k;
   g.b_a = s.r * s.s, g.b_j = int64_t(g.ca) * s.r * s.s;
-  if (g.m == 0 || g.cols == 0) return;
   if (t == DType::f32)
-    launch_gather<float, false>(g, x, w, bias, y, stream);
+    launch_gather<float, false>(p, g, x, w, bias, y, stream);
   else
-    launch_gather<double, false>(g, x, w, bias, y, stream);
+    launch_gather<double, false>(p, g, x, w, bias, y, stream);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType t, const ConvShape& s, const void* dy, const void* w,
                                    void* dx, void*, size_t, gpu::Stream stream) {
   check_scalar(t, "conv2d_bwd_data_implicit_gemm");
+  const ConvGemmPlan p = conv2d_implicit_gemm_plan(t, s, ConvDirection::backward_data);
+  if (p.kernel == ConvGemmKernel::none) return;
   GatherGemm g = gather_common(s);
-  g.m = s.n * s.h * s.w, g.mh = s.h, g.mw = s.w;
-  g.cols = int(s.c / s.groups), g.ca = int(s.k / s.groups);
+  g.m = p.rows, g.mh = s.h, g.mw = s.w;
+  g.cols = int(p.cols), g.ca = int(s.kg());
   g.a_channels = s.k, g.ah = s.oh, g.aw = s.ow, g.out_channels = s.c;
   g.b_a = int64_t(g.cols) * s.r * s.s, g.b_j = s.r * s.s;
-  if (g.m == 0 || g.cols == 0) return;
   if (t == DType::f32)
-    launch_gather<float, true>(g, dy, w, nullptr, dx, stream);
+    launch_gather<float, true>(p, g, dy, w, nullptr, dx, stream);
   else
-    launch_gather<double, true>(g, dy, w, nullptr, dx, stream);
+    launch_gather<double, true>(p, g, dy, w, nullptr, dx, stream);
 }
 
 // Only the filter gradient needs scratch memory: its split-K partial sums.
 size_t conv2d_implicit_gemm_workspace_bytes(DType t, const ConvShape& s, ConvDirection d) {
-  if (d != ConvDirection::backward_filter) return 0;
-  const int splits = wgrad_splits(s, t == DType::f64);
-  if (splits == 1) return 0;
-  const size_t item = t == DType::f64 ? sizeof(double) : sizeof(float);
-  return size_t(splits) * size_t(s.k * (s.c / s.groups) * s.r * s.s) * item;
+  if (d != ConvDirection::backward_filter || (t != DType::f32 && t != DType::f64)) return 0;
+  return conv2d_implicit_gemm_plan(t, s, d).workspace_bytes;
 }
 
 void conv2d_bwd_filter_implicit_gemm(DType t, const ConvShape& s, const void* dy, const void* x,
                                      void* dw, void* workspace, size_t ws_bytes,
                                      gpu::Stream stream) {
   check_scalar(t, "conv2d_bwd_filter_implicit_gemm");
+  const ConvGemmPlan p = conv2d_implicit_gemm_plan(t, s, ConvDirection::backward_filter);
+  if (p.kernel == ConvGemmKernel::none) return;
+  if (ws_bytes < p.workspace_bytes)
+    throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
   WgradGemm g{};
   g.n = s.n, g.c = s.c, g.h = s.h, g.w = s.w, g.k = s.k, g.oh = s.oh, g.ow = s.ow;
-  g.cg = int(s.c / s.groups), g.kg = int(s.k / s.groups), g.r = int(s.r), g.s = int(s.s);
+  g.cg = int(s.cg()), g.kg = int(s.kg()), g.r = int(s.r), g.s = int(s.s);
   g.sh = int(s.stride_h), g.sw = int(s.stride_w), g.ph = int(s.pad_h), g.pw = int(s.pad_w);
   g.dh = int(s.dil_h), g.dw = int(s.dil_w);
   g.groups = int(s.groups);
-  g.splits = wgrad_splits(s, t == DType::f64);
-  g.part_size = s.k * g.cg * s.r * s.s;
-  if (g.part_size == 0) return;
-  const int64_t total = s.n * s.oh * s.ow;
-  g.chunk = ((total + g.splits - 1) / g.splits + kBK - 1) / kBK * kBK;
-  if (ws_bytes < conv2d_implicit_gemm_workspace_bytes(t, s, ConvDirection::backward_filter))
-    throw std::invalid_argument("conv2d_bwd_filter_implicit_gemm: the workspace is too small");
+  g.splits = p.splits, g.chunk = p.chunk, g.part_size = s.w_numel();
   void* out = g.splits > 1 ? workspace : dw;
-  const int64_t rows = int64_t(g.cg) * s.r * s.s;
-  const TileChoice tile = wgrad_tile(rows, g.kg, t == DType::f64);
-  const dim3 grid = gemm_grid(tile, rows, g.kg, int64_t(g.groups) * g.splits);
   auto run = [&](auto zero) {
     using T = decltype(zero);
     const T* d = static_cast<const T*>(dy);
     const T* xp = static_cast<const T*>(x);
     T* op = static_cast<T*>(out);
-    with_tile(tile.id, [&](auto c) {
+    with_tile(p, [&](auto c) {
       using C = decltype(c);
       // Never chosen for float64: 512 x 16 (shared memory) and 256 x 64 (registers).
       if constexpr (!std::is_same_v<T, double> ||
                     !(std::is_same_v<C, Tile512x16> || std::is_same_v<C, Tile256x64>)) {
         auto* k = &conv2d_wgrad_gemm_kernel<T, C>;
-        EMBER_LAUNCH(k, grid, dim3(C::kThreads), 0, stream, g, d, xp, op);
+        EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), 0, stream, g, d, xp, op);
       }
     });
     if (g.splits > 1)

@@ -7,26 +7,22 @@
 //
 // The fast one (gemm_f32_kernel) is the classic SGEMM for float32 whose operands each have a
 // unit stride along one matrix dim, which is every layout ops/matmul makes from contiguous
-// tensors and their transposes. Why it looks as it does:
+// tensors and their transposes. It is the block tile of kernels/cuda/gemm_tile.cuh (double-
+// buffered shared tiles, float4 fragments, one barrier per step of 8) with strided matrix loads:
 // - A block of 256 threads computes a BM x BN tile (128 or 64 each), each thread an
-//   (BM/16) x (BN/16) register tile made of 4 x 4 sub-tiles 64 rows / columns apart, so its
-//   A and B fragments are float4 reads of shared memory; a warp covers 4 x 8 threads, whose
-//   reads are broadcasts or 128 contiguous bytes (one wavefront each).
-// - Both operand tiles are stored reduction-major (A transposed) with rows padded by 4 floats,
-//   so the fragments are contiguous and the transposing stores are free of bank conflicts.
-// - K advances 8 at a time through double-buffered shared memory: the next step's global loads
-//   go to registers before the current step is multiplied, and one barrier per step separates
-//   the buffers, so the load latency hides behind 512 FMAs per thread.
+//   (BM/16) x (BN/16) register tile; a warp covers 4 x 8 threads, 8 along C's rows.
 // - Each thread loads 4 consecutive floats of each operand per step, along the operand's unit
 //   stride; a float4 load when the leading dimension, the pointer and the batch strides allow
 //   it (16-byte aligned), four scalar loads otherwise (a view offset by one element) and at the
 //   matrix edges, where the elements outside are zeros. The epilogue writes float4 when C's
 //   rows are aligned.
-// - The launcher takes the largest tile (128 x 128, then 128 x 64 or 64 x 128, then 64 x 64)
-//   that still gives at least two blocks per multiprocessor, so smaller products fill the GPU.
+// - The plan (gemm_plan, kernels/gemm_shape.h) takes the largest tile (128 x 128, then 128 x 64
+//   or 64 x 128, then 64 x 64) that still gives at least two blocks per multiprocessor, so
+//   smaller products fill the GPU; the launcher runs what it says.
 // - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the 65535 limit.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/gemm_tile.cuh"
 #include "kernels/kernel_table.h"
 
 #include <cstdint>
@@ -36,6 +32,7 @@ namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
 using namespace detail;
+using namespace gemm_tile;
 
 constexpr int kBM = 64, kBN = 64, kBK = 16;
 constexpr int kThreadsX = 16, kThreadsY = 16;  // threadIdx.x along N, threadIdx.y along M
@@ -103,13 +100,6 @@ __global__ void __launch_bounds__(kThreads)
 
 // --- the float32 fast path ----------------------------------------------------------------------
 
-#if EMBER_EMULATED
-#define EMBER_GEMM_UNROLL _Pragma("GCC unroll 8")
-#else
-#define EMBER_GEMM_UNROLL _Pragma("unroll")
-#endif
-
-constexpr int kFastBK = 8, kFastThreads = 256, kFastPad = 4;
 // Two blocks per multiprocessor (at most 128 registers) on sm_90, where ptxas fits every
 // variant without spilling; older targets spill at 128 and get the registers they ask for.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -117,6 +107,11 @@ constexpr int kFastMinBlocks = 1;
 #else
 constexpr int kFastMinBlocks = 2;
 #endif
+
+// 256 threads, (BM/16) x (BN/16) each; a warp is 4 x 8 threads, so its A fragments are 4 float4s
+// and its B fragments 8 (128 bytes), and its float4 stores of C cover 128 bytes of each row.
+template <int BM, int BN>
+using FastTile = BlockTile<BM, BN, BM / 16, BN / 16, WarpAlong::cols, true>;
 
 // One operand of the fast kernel: an R x K matrix (R = M for A, N for B) with element strides
 // along R and K, one of which is 1; `vec` when float4 loads are aligned.
@@ -132,22 +127,16 @@ struct FastGemm {
   int64_t m_tiles = 0;
 };
 
-template <int BM, int BN>
-struct alignas(16) FastTiles {
-  float a[2][kFastBK][BM + kFastPad];  // reduction-major: a thread's rows are contiguous
-  float b[2][kFastBK][BN + kFastPad];
-};
-
-// A thread's share of one operand tile (R x kFastBK): 4 elements consecutive in memory, along R
+// A thread's share of one operand tile (R x kTileK): 4 elements consecutive in memory, along R
 // (kAlongR, the R stride is 1) or along K. The valid elements are always a prefix of the 4.
 template <int R, bool kAlongR>
-struct FastLoader {
-  static constexpr int kVecs = R * kFastBK / 4;  // 256 for R = 128, 128 for R = 64
-  const float* p = nullptr;                      // (r, k) of the next load
-  int k = 0;                                     // reduction offset in the tile
-  int tile_off = 0;                              // of (k, r) in a shared tile
-  int r_count = 0;                               // rows in the matrix of the 4 (along K: 0 or 4)
-  bool active = false;                           // kVecs threads load, the others idle
+struct OperandLoader {
+  static constexpr int kVecs = R * kTileK / 4;  // 256 for R = 128, 128 for R = 64
+  const float* p = nullptr;                     // (r, k) of the next load
+  int k = 0;                                    // reduction offset in the tile
+  int tile_off = 0;                             // of (k, r) in a shared tile
+  int r_count = 0;                              // rows in the matrix of the 4 (along K: 0 or 4)
+  bool active = false;                          // kVecs threads load, the others idle
   float v[4];
 
   __device__ __forceinline__ void init(const float* base, int64_t r_stride, int64_t k_stride,
@@ -157,7 +146,7 @@ struct FastLoader {
       r = 4 * (tid % (R / 4)), k = tid / (R / 4);
     else
       r = tid / 2, k = 4 * (tid % 2);
-    tile_off = k * (R + kFastPad) + r;
+    tile_off = k * (R + kTilePad) + r;
     const int64_t gr = r0 + r, left = rows - gr;
     active = tid < kVecs;
     r_count = !active || left <= 0 ? 0 : (kAlongR && left < 4 ? int(left) : 4);
@@ -165,8 +154,8 @@ struct FastLoader {
   }
 
   // Loads this thread's 4 elements of the tile whose reduction positions left are `rem` (zeros
-  // outside the matrix), then moves `step` elements on.
-  __device__ __forceinline__ void load(int64_t rem, bool vec, int64_t step) {
+  // outside the matrix).
+  __device__ __forceinline__ void load(int64_t rem, bool vec) {
     const int64_t left = rem - k;
     int n;
     if (kAlongR)
@@ -177,10 +166,9 @@ struct FastLoader {
       const float4 x = *reinterpret_cast<const float4*>(p);
       v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
     } else {
-      EMBER_GEMM_UNROLL
+      EMBER_TILE_UNROLL
       for (int i = 0; i < 4; ++i) v[i] = i < n ? p[i] : 0.0f;
     }
-    p += step;
   }
 
   __device__ __forceinline__ void store(float* tile) const {
@@ -188,22 +176,86 @@ struct FastLoader {
     if (kAlongR) {
       *reinterpret_cast<float4*>(tile + tile_off) = make_float4(v[0], v[1], v[2], v[3]);
     } else {
-      EMBER_GEMM_UNROLL
-      for (int i = 0; i < 4; ++i) tile[tile_off + i * (R + kFastPad)] = v[i];
+      EMBER_TILE_UNROLL
+      for (int i = 0; i < 4; ++i) tile[tile_off + i * (R + kTilePad)] = v[i];
+    }
+  }
+};
+
+// The loader of gemm_tile.cuh for a strided matrix product: A's rows and B's columns.
+template <int BM, int BN, bool kAAlongM, bool kBAlongN>
+struct MatrixLoader {
+  OperandLoader<BM, kAAlongM> a;
+  OperandLoader<BN, kBAlongN> b;
+  int64_t k;               // the reduction length
+  int64_t a_step, b_step;  // elements from one step to the next
+  bool a_vec, b_vec;
+
+  __device__ __forceinline__ MatrixLoader(const FastGemm& f, const float* az, const float* bz,
+                                          int64_t row0, int64_t col0, int tid)
+      : k(f.s.k),
+        a_step(kAAlongM ? kTileK * f.a.k_stride : kTileK),
+        b_step(kBAlongN ? kTileK * f.b.k_stride : kTileK),
+        a_vec(f.a.vec),
+        b_vec(f.b.vec) {
+    a.init(az, f.a.r_stride, f.a.k_stride, row0, f.s.m, tid);
+    b.init(bz, f.b.r_stride, f.b.k_stride, col0, f.s.n, tid);
+  }
+  __device__ __forceinline__ void load(int64_t step) {
+    const int64_t rem = k - step * kTileK;
+    a.load(rem, a_vec);
+    b.load(rem, b_vec);
+  }
+  __device__ __forceinline__ void advance() {
+    a.p += a_step;
+    b.p += b_step;
+  }
+  __device__ __forceinline__ void store(float (*as)[BM + kTilePad], float (*bs)[BN + kTilePad]) {
+    a.store(&as[0][0]);
+    b.store(&bs[0][0]);
+  }
+};
+
+// The epilogue: C's rows in float4 stores where its rows are aligned, scalars at the edges.
+// (Its addresses are computed here, after the main loop, so they hold no registers during it.)
+struct StoreC {
+  float* c;
+  int64_t z, row0, col0, m, n;
+  bool vec;
+
+  template <int TM, int TN, typename Tile>
+  __device__ __forceinline__ void operator()(const float (&acc)[TM][TN],
+                                             const ThreadTile<Tile>& t) const {
+    float* cz = c + z * m * n;
+    EMBER_TILE_UNROLL
+    for (int i = 0; i < TM; ++i) {
+      const int64_t row = row0 + t.row_of(i);
+      if (row >= m) continue;
+      EMBER_TILE_UNROLL
+      for (int q = 0; q < TN / 4; ++q) {
+        const int64_t col = col0 + t.col_of(4 * q);
+        float* dst = cz + row * n + col;
+        const float* x = &acc[i][4 * q];
+        if (vec && col + 3 < n) {
+          *reinterpret_cast<float4*>(dst) = make_float4(x[0], x[1], x[2], x[3]);
+        } else {
+          for (int j = 0; j < 4; ++j)
+            if (col + j < n) dst[j] = x[j];
+        }
+      }
     }
   }
 };
 
 template <int BM, int BN, bool kAAlongM, bool kBAlongN>
-__global__ void __launch_bounds__(kFastThreads, kFastMinBlocks)
+__global__ void __launch_bounds__(FastTile<BM, BN>::kThreads, kFastMinBlocks)
     gemm_f32_kernel(FastGemm f, const float* __restrict__ a, const float* __restrict__ b,
                     float* __restrict__ c) {
-  constexpr int kTM = BM / 16, kTN = BN / 16;  // register tile: kTM/4 x kTN/4 sub-tiles of 4x4
-  __shared__ FastTiles<BM, BN> sm;
+  using Tile = FastTile<BM, BN>;
+  __shared__ TileBuffers<float, Tile> sm;
   const GemmShape& s = f.s;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  // A warp is 4 x 8 threads: its A fragments are 4 float4s, its B fragments 8 (128 bytes).
-  const int ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8;
+  const int tid = threadIdx.x;
+  const ThreadTile<Tile> t(tid);
   const int64_t col0 = int64_t(blockIdx.x) * BN;
 
   // (batch, row tile) pairs as in gemm_tiled_kernel.
@@ -212,81 +264,11 @@ __global__ void __launch_bounds__(kFastThreads, kFastMinBlocks)
     const int64_t z = item / f.m_tiles, row0 = item % f.m_tiles * BM;
     int64_t off[2];
     strided_offsets(s.batch_index, z, off);
-    FastLoader<BM, kAAlongM> la;
-    FastLoader<BN, kBAlongN> lb;
-    la.init(a + off[0], f.a.r_stride, f.a.k_stride, row0, s.m, tid);
-    lb.init(b + off[1], f.b.r_stride, f.b.k_stride, col0, s.n, tid);
-    const int64_t a_step = kAAlongM ? kFastBK * f.a.k_stride : kFastBK;
-    const int64_t b_step = kBAlongN ? kFastBK * f.b.k_stride : kFastBK;
-
-    float acc[kTM][kTN];
-    EMBER_GEMM_UNROLL
-    for (int i = 0; i < kTM; ++i) {
-      EMBER_GEMM_UNROLL
-      for (int j = 0; j < kTN; ++j) acc[i][j] = 0.0f;
-    }
-
-    la.load(s.k, f.a.vec, a_step);
-    lb.load(s.k, f.b.vec, b_step);
-    la.store(&sm.a[0][0][0]);
-    lb.store(&sm.b[0][0][0]);
-    __syncthreads();
-    int buf = 0;
-    for (int64_t k0 = 0; k0 < s.k; k0 += kFastBK) {
-      const bool more = k0 + kFastBK < s.k;
-      if (more) {  // the next step's loads are in flight while this one is multiplied
-        la.load(s.k - k0 - kFastBK, f.a.vec, a_step);
-        lb.load(s.k - k0 - kFastBK, f.b.vec, b_step);
-      }
-      EMBER_GEMM_UNROLL
-      for (int kk = 0; kk < kFastBK; ++kk) {
-        float af[kTM], bf[kTN];
-        EMBER_GEMM_UNROLL
-        for (int q = 0; q < kTM / 4; ++q) {
-          const float4 x = *reinterpret_cast<const float4*>(&sm.a[buf][kk][q * 64 + 4 * ty]);
-          af[4 * q] = x.x, af[4 * q + 1] = x.y, af[4 * q + 2] = x.z, af[4 * q + 3] = x.w;
-        }
-        EMBER_GEMM_UNROLL
-        for (int q = 0; q < kTN / 4; ++q) {
-          const float4 x = *reinterpret_cast<const float4*>(&sm.b[buf][kk][q * 64 + 4 * tx]);
-          bf[4 * q] = x.x, bf[4 * q + 1] = x.y, bf[4 * q + 2] = x.z, bf[4 * q + 3] = x.w;
-        }
-        EMBER_GEMM_UNROLL
-        for (int i = 0; i < kTM; ++i) {
-          EMBER_GEMM_UNROLL
-          for (int j = 0; j < kTN; ++j) acc[i][j] += af[i] * bf[j];
-        }
-      }
-      if (more) {  // the other buffer was last read before the previous barrier
-        la.store(&sm.a[buf ^ 1][0][0]);
-        lb.store(&sm.b[buf ^ 1][0][0]);
-      }
-      __syncthreads();
-      buf ^= 1;
-    }
-
-    float* cz = c + z * s.m * s.n;
-    EMBER_GEMM_UNROLL
-    for (int i = 0; i < kTM; ++i) {
-      const int64_t row = row0 + (i / 4) * 64 + 4 * ty + i % 4;
-      if (row >= s.m) continue;
-      EMBER_GEMM_UNROLL
-      for (int q = 0; q < kTN / 4; ++q) {
-        const int64_t col = col0 + q * 64 + 4 * tx;
-        float* dst = cz + row * s.n + col;
-        const float* x = &acc[i][4 * q];
-        if (f.c_vec && col + 3 < s.n) {
-          *reinterpret_cast<float4*>(dst) = make_float4(x[0], x[1], x[2], x[3]);
-        } else {
-          for (int j = 0; j < 4; ++j)
-            if (col + j < s.n) dst[j] = x[j];
-        }
-      }
-    }
+    MatrixLoader<BM, BN, kAAlongM, kBAlongN> ld(f, a + off[0], b + off[1], row0, col0, tid);
+    const int64_t steps = (s.k + kTileK - 1) / kTileK;
+    block_tile_gemm(sm, t, steps, ld, StoreC{c, z, row0, col0, s.m, s.n, f.c_vec});
   }
 }
-
-#undef EMBER_GEMM_UNROLL
 
 // Reads one operand as an R x K matrix for the fast kernel: false unless a matrix dim has unit
 // stride. Size-1 dims get stride 0 (only index 0 is read), so they never block the fast path.
@@ -305,71 +287,100 @@ bool fast_operand(const void* base, int64_t rows, int64_t r_stride, int64_t k, i
 }
 
 template <int BM, int BN, bool kAAlongM, bool kBAlongN>
-void launch_gemm_f32(FastGemm f, const float* a, const float* b, float* c, gpu::Stream stream) {
-  f.m_tiles = (f.s.m + BM - 1) / BM;
-  const dim3 grid(static_cast<unsigned>((f.s.n + BN - 1) / BN),
-                  static_cast<unsigned>(f.m_tiles < kMaxGridYZ ? f.m_tiles : kMaxGridYZ),
-                  static_cast<unsigned>(f.s.batch < kMaxGridYZ ? f.s.batch : kMaxGridYZ));
+void launch_gemm_f32(const GemmPlan& p, const FastGemm& f, const float* a, const float* b, float* c,
+                     gpu::Stream stream) {
   auto* kernel = &gemm_f32_kernel<BM, BN, kAAlongM, kBAlongN>;
-  EMBER_LAUNCH(kernel, grid, dim3(kFastThreads), 0, stream, f, a, b, c);
+  EMBER_LAUNCH(kernel, dim3(p.grid[0], p.grid[1], p.grid[2]), dim3(p.threads), 0, stream, f, a, b,
+               c);
 }
 
 template <int BM, int BN>
-void launch_gemm_f32(const FastGemm& f, bool a_along_m, bool b_along_n, const float* a,
-                     const float* b, float* c, gpu::Stream stream) {
-  if (a_along_m)
-    b_along_n ? launch_gemm_f32<BM, BN, true, true>(f, a, b, c, stream)
-              : launch_gemm_f32<BM, BN, true, false>(f, a, b, c, stream);
+void launch_gemm_f32(const GemmPlan& p, const FastGemm& f, const float* a, const float* b, float* c,
+                     gpu::Stream stream) {
+  if (p.a_along_m)
+    p.b_along_n ? launch_gemm_f32<BM, BN, true, true>(p, f, a, b, c, stream)
+                : launch_gemm_f32<BM, BN, true, false>(p, f, a, b, c, stream);
   else
-    b_along_n ? launch_gemm_f32<BM, BN, false, true>(f, a, b, c, stream)
-              : launch_gemm_f32<BM, BN, false, false>(f, a, b, c, stream);
+    p.b_along_n ? launch_gemm_f32<BM, BN, false, true>(p, f, a, b, c, stream)
+                : launch_gemm_f32<BM, BN, false, false>(p, f, a, b, c, stream);
 }
 
-// The fast float32 path; false (nothing launched) when an operand has no unit stride.
-bool gemm_f32_fast(const GemmShape& s, const float* a, const float* b, float* c,
-                   gpu::Stream stream) {
+dim3 grid_of(int64_t n_tiles, int64_t m_tiles, int64_t batch) {
+  return dim3(static_cast<unsigned>(n_tiles),
+              static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
+              static_cast<unsigned>(batch < kMaxGridYZ ? batch : kMaxGridYZ));
+}
+
+// The plan of a call, and the fast kernel's arguments when it is the fast kernel: gemm_plan and
+// gemm_batched both ask here, so the plan reported is the plan that runs.
+GemmPlan plan(DType t, const GemmShape& s, const void* a, const void* b, const void* c,
+              FastGemm* fast) {
+  if (t != DType::f32 && t != DType::f64)
+    throw std::invalid_argument("gemm_batched: only float32 and float64 kernels exist");
+  GemmPlan p;
+  if (s.m == 0 || s.n == 0 || s.batch == 0) return p;
   FastGemm f;
   f.s = s;
-  bool a_along_m = false, b_along_n = false;
-  if (!fast_operand(a, s.m, s.a_row, s.k, s.a_col, s.batch_index, 0, f.a, a_along_m) ||
-      !fast_operand(b, s.n, s.b_col, s.k, s.b_row, s.batch_index, 1, f.b, b_along_n))
-    return false;
-  f.c_vec = s.n % 4 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
-  // The largest tile that still gives two blocks per multiprocessor.
-  const int64_t want = 2 * int64_t(multiprocessors());
-  auto blocks = [&](int64_t bm, int64_t bn) {
-    return (s.m + bm - 1) / bm * ((s.n + bn - 1) / bn) * s.batch;
-  };
-  if (blocks(128, 128) >= want)
-    launch_gemm_f32<128, 128>(f, a_along_m, b_along_n, a, b, c, stream);
-  else if (s.m >= s.n && blocks(128, 64) >= want)
-    launch_gemm_f32<128, 64>(f, a_along_m, b_along_n, a, b, c, stream);
-  else if (s.m < s.n && blocks(64, 128) >= want)
-    launch_gemm_f32<64, 128>(f, a_along_m, b_along_n, a, b, c, stream);
-  else
-    launch_gemm_f32<64, 64>(f, a_along_m, b_along_n, a, b, c, stream);
-  return true;
+  if (t == DType::f32 &&
+      fast_operand(a, s.m, s.a_row, s.k, s.a_col, s.batch_index, 0, f.a, p.a_along_m) &&
+      fast_operand(b, s.n, s.b_col, s.k, s.b_row, s.batch_index, 1, f.b, p.b_along_n)) {
+    f.c_vec = s.n % 4 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
+    // The largest tile that still gives two blocks per multiprocessor.
+    const int64_t want = 2 * int64_t(multiprocessors());
+    auto blocks = [&](int64_t bm, int64_t bn) {
+      return (s.m + bm - 1) / bm * ((s.n + bn - 1) / bn) * s.batch;
+    };
+    if (blocks(128, 128) >= want)
+      p.bm = 128, p.bn = 128;
+    else if (s.m >= s.n && blocks(128, 64) >= want)
+      p.bm = 128, p.bn = 64;
+    else if (s.m < s.n && blocks(64, 128) >= want)
+      p.bm = 64, p.bn = 128;
+    else
+      p.bm = 64, p.bn = 64;
+    p.kernel = GemmKernel::f32_fast;
+    p.tm = p.bm / 16, p.tn = p.bn / 16, p.threads = 256;
+    p.a_vec = f.a.vec, p.b_vec = f.b.vec, p.c_vec = f.c_vec;
+    f.m_tiles = (s.m + p.bm - 1) / p.bm;
+    if (fast) *fast = f;
+  } else {
+    p.kernel = GemmKernel::tiled;
+    p.bm = kBM, p.bn = kBN, p.tm = kTM, p.tn = kTN, p.threads = kThreads;
+    p.a_along_m = p.b_along_n = false;
+  }
+  const dim3 g = grid_of((s.n + p.bn - 1) / p.bn, (s.m + p.bm - 1) / p.bm, s.batch);
+  p.grid[0] = g.x, p.grid[1] = g.y, p.grid[2] = g.z;
+  return p;
 }
 
 }  // namespace
 
+GemmPlan gemm_plan(DType t, const GemmShape& s, const void* a, const void* b, const void* c) {
+  return plan(t, s, a, b, c, nullptr);
+}
+
 void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, void* c,
                   gpu::Stream stream) {
-  if (t != DType::f32 && t != DType::f64)
-    throw std::invalid_argument("gemm_batched: only float32 and float64 kernels exist");
-  if (s.m == 0 || s.n == 0 || s.batch == 0) return;
-  if (t == DType::f32 &&
-      gemm_f32_fast(s, static_cast<const float*>(a), static_cast<const float*>(b),
-                    static_cast<float*>(c), stream))
-    return;
-  const int64_t m_tiles = (s.m + kBM - 1) / kBM;
-  const dim3 grid(static_cast<unsigned>((s.n + kBN - 1) / kBN),
-                  static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
-                  static_cast<unsigned>(s.batch < kMaxGridYZ ? s.batch : kMaxGridYZ));
-  const dim3 block(kThreadsX, kThreadsY);
+  FastGemm f;
+  const GemmPlan p = plan(t, s, a, b, c, &f);
+  const float* af = static_cast<const float*>(a);
+  const float* bf = static_cast<const float*>(b);
+  float* cf = static_cast<float*>(c);
+  switch (p.kernel) {
+    case GemmKernel::none:
+    case GemmKernel::cpu:
+      return;
+    case GemmKernel::f32_fast:
+      if (p.bm == 128 && p.bn == 128) return launch_gemm_f32<128, 128>(p, f, af, bf, cf, stream);
+      if (p.bm == 128) return launch_gemm_f32<128, 64>(p, f, af, bf, cf, stream);
+      if (p.bn == 128) return launch_gemm_f32<64, 128>(p, f, af, bf, cf, stream);
+      return launch_gemm_f32<64, 64>(p, f, af, bf, cf, stream);
+    case GemmKernel::tiled:
+      break;
+  }
+  const dim3 grid(p.grid[0], p.grid[1], p.grid[2]), block(kThreadsX, kThreadsY);
   if (t == DType::f32)
-    EMBER_LAUNCH(gemm_tiled_kernel<float>, grid, block, 0, stream, s, static_cast<const float*>(a),
-                 static_cast<const float*>(b), static_cast<float*>(c));
+    EMBER_LAUNCH(gemm_tiled_kernel<float>, grid, block, 0, stream, s, af, bf, cf);
   else
     EMBER_LAUNCH(gemm_tiled_kernel<double>, grid, block, 0, stream, s,
                  static_cast<const double*>(a), static_cast<const double*>(b),
