@@ -64,37 +64,45 @@ ops::AdamParams adam(double wd, bool decoupled) {
 
 }  // namespace
 
+// Runs body(dev, t, shape, rule) for every target, dtype, shape (odd, one element, past a vector
+// width, empty) and rule, with all of them in a failure's context.
+template <typename Rule, size_t N, typename Body>
+void for_each_update_case(const Rule (&rules)[N], Body&& body) {
+  for_each_target([&](Device dev) {
+    for (DType t : {kFloat32, kFloat64}) {
+      for (const Shape& shape : {Shape{3, 37}, Shape{1}, Shape{1031}, Shape{0}}) {
+        for (size_t r = 0; r < N; ++r) {
+          CAPTURE(t);
+          CAPTURE(shape);
+          CAPTURE(r);
+          body(dev, t, shape, rules[r]);
+        }
+      }
+    }
+  });
+}
+
 TEST_CASE("SGD updates follow PyTorch's rule on every target") {
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
   const ops::SgdParams rules[] = {sgd(0.1, 0, 0, 0, false), sgd(0.1, 0.9, 0.1, 0.01, false),
                                   sgd(0.1, 0.9, 0, 0.01, true), sgd(0.05, 0.5, 0.5, 0, false)};
-  for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64}) {
-      for (const Shape& shape : {Shape{3, 37}, Shape{1}, Shape{1031}, Shape{0}}) {
-        for (size_t r = 0; r < std::size(rules); ++r) {
-          CAPTURE(t);
-          CAPTURE(shape);
-          CAPTURE(r);
-          ops::SgdParams s = rules[r];
-          const Tensor p = random_tensor(shape, t, -1, 1, g).to(dev);
-          const Tensor buf = s.momentum != 0 ? zeros(shape, {t, dev}) : Tensor();
-          std::vector<double> pv = p.to_vector<double>(), bv(pv.size(), 0.0);
-          for (int step = 0; step < 4; ++step) {
-            CAPTURE(step);
-            const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
-            s.first_step = step == 0;
-            ops::sgd_step_(p, grad, buf, s);
-            sgd_reference(pv, grad.to_vector<double>(), bv, s);
-            check_result(p, dev, t, shape, pv);
-            if (buf.defined()) check_result(buf, dev, t, shape, bv);
-            // The reference goes on from the rounded values, as the parameter does.
-            pv = p.to_vector<double>();
-            if (buf.defined()) bv = buf.to_vector<double>();
-          }
-        }
-      }
+  for_each_update_case(rules, [&](Device dev, DType t, const Shape& shape, ops::SgdParams s) {
+    const Tensor p = random_tensor(shape, t, -1, 1, g).to(dev);
+    const Tensor buf = s.momentum != 0 ? zeros(shape, {t, dev}) : Tensor();
+    std::vector<double> pv = p.to_vector<double>(), bv(pv.size(), 0.0);
+    for (int step = 0; step < 4; ++step) {
+      CAPTURE(step);
+      const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
+      s.first_step = step == 0;
+      ops::sgd_step_(p, grad, buf, s);
+      sgd_reference(pv, grad.to_vector<double>(), bv, s);
+      check_result(p, dev, t, shape, pv);
+      if (buf.defined()) check_result(buf, dev, t, shape, bv);
+      // The reference goes on from the rounded values, as the parameter does.
+      pv = p.to_vector<double>();
+      if (buf.defined()) bv = buf.to_vector<double>();
     }
   });
 }
@@ -104,30 +112,20 @@ TEST_CASE("Adam and AdamW updates follow PyTorch's rule on every target") {
   CAPTURE(seed);
   std::mt19937 g(seed);
   const ops::AdamParams rules[] = {adam(0, false), adam(0.1, false), adam(0.1, true)};
-  for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64}) {
-      for (const Shape& shape : {Shape{3, 37}, Shape{1}, Shape{1031}, Shape{0}}) {
-        for (size_t r = 0; r < std::size(rules); ++r) {
-          CAPTURE(t);
-          CAPTURE(shape);
-          CAPTURE(r);
-          ops::AdamParams s = rules[r];
-          const Tensor p = random_tensor(shape, t, -1, 1, g).to(dev);
-          const Tensor m = zeros(shape, {t, dev}), v = zeros(shape, {t, dev});
-          std::vector<double> pv = p.to_vector<double>(), mv(pv.size(), 0.0), vv(pv.size(), 0.0);
-          for (int step = 1; step <= 4; ++step) {
-            CAPTURE(step);
-            const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
-            s.step = step;
-            ops::adam_step_(p, grad, m, v, s);
-            adam_reference(pv, grad.to_vector<double>(), mv, vv, s);
-            check_result(p, dev, t, shape, pv);
-            check_result(m, dev, t, shape, mv);
-            check_result(v, dev, t, shape, vv);
-            pv = p.to_vector<double>(), mv = m.to_vector<double>(), vv = v.to_vector<double>();
-          }
-        }
-      }
+  for_each_update_case(rules, [&](Device dev, DType t, const Shape& shape, ops::AdamParams s) {
+    const Tensor p = random_tensor(shape, t, -1, 1, g).to(dev);
+    const Tensor m = zeros(shape, {t, dev}), v = zeros(shape, {t, dev});
+    std::vector<double> pv = p.to_vector<double>(), mv(pv.size(), 0.0), vv(pv.size(), 0.0);
+    for (int step = 1; step <= 4; ++step) {
+      CAPTURE(step);
+      const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
+      s.step = step;
+      ops::adam_step_(p, grad, m, v, s);
+      adam_reference(pv, grad.to_vector<double>(), mv, vv, s);
+      check_result(p, dev, t, shape, pv);
+      check_result(m, dev, t, shape, mv);
+      check_result(v, dev, t, shape, vv);
+      pv = p.to_vector<double>(), mv = m.to_vector<double>(), vv = v.to_vector<double>();
     }
   });
 }
