@@ -33,13 +33,13 @@ inline Device emu() {
 #endif
 }
 
-// Forward, reverse and random thread order, one worker each (deterministic runs); on cuda:0 a
-// single configuration, which only sets emulator options the GPU never reads.
+// simt_test::test_orders() (forward, reverse and random thread order, one worker each); on
+// cuda:0 a single configuration, which only sets emulator options the GPU never reads.
 inline std::vector<simt_test::Config> emu_orders() {
 #if EMBER_TEST_DEVICE_CUDA
   return {{simt::Order::Forward, 0, 1}};
 #else
-  return {{simt::Order::Forward, 0, 1}, {simt::Order::Reverse, 0, 1}, {simt::Order::Random, 7, 1}};
+  return simt_test::test_orders();
 #endif
 }
 

@@ -1,6 +1,8 @@
 // Helpers for the emulator's tests: run a body under every thread order and worker count.
 #pragma once
 
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,20 @@ inline std::vector<Config> all_configs() {
                      Config{simt::Order::Random, 1, w}, Config{simt::Order::Random, 77, w}})
       out.push_back(c);
   return out;
+}
+
+// The thread orders the op and kernel tests run in on the emulator: forward, reverse and random
+// (seed 7), one worker each, so every run is deterministic. EMBER_TEST_EMU_ORDERS=forward keeps
+// the forward order only: the sanitizer build (test.sh) looks for memory errors, which the order
+// does not change, and the three orders run in the main build. Another value is an error.
+inline std::vector<Config> test_orders() {
+  const char* env = std::getenv("EMBER_TEST_EMU_ORDERS");
+  const std::string which = env != nullptr ? env : "all";
+  if (which == "forward") return {{simt::Order::Forward, 0, 1}};
+  if (which != "all")
+    throw std::invalid_argument("EMBER_TEST_EMU_ORDERS: expected 'all' or 'forward', got '" +
+                                which + "'");
+  return {{simt::Order::Forward, 0, 1}, {simt::Order::Reverse, 0, 1}, {simt::Order::Random, 7, 1}};
 }
 
 // Sets the emulator's options for a scope, restoring the previous ones after.

@@ -35,15 +35,15 @@ struct Target {
   std::string name() const { return device.str() + (order ? " (" + order->name() + ")" : ""); }
 };
 
+// The cpu, then emu:0 in each of simt_test::test_orders(); cuda:0 alone in the gpu executable.
 inline std::vector<Target> spec_targets() {
 #if EMBER_TEST_DEVICE_CUDA
   return {{Device(DeviceType::CUDA, 0), std::nullopt}};
 #else
-  const Device emu(DeviceType::EMU, 0);
-  return {{Device(), std::nullopt},
-          {emu, simt_test::Config{simt::Order::Forward, 0, 1}},
-          {emu, simt_test::Config{simt::Order::Reverse, 0, 1}},
-          {emu, simt_test::Config{simt::Order::Random, 7, 1}}};
+  std::vector<Target> targets = {{Device(), std::nullopt}};
+  for (const simt_test::Config& c : simt_test::test_orders())
+    targets.push_back({Device(DeviceType::EMU, 0), c});
+  return targets;
 #endif
 }
 
