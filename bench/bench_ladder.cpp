@@ -27,12 +27,12 @@
 #include "cli/validate.h"
 #include "ember/build_config.h"
 #include "kernels/cuda/ladder_v1.cuh"
+#include "ladder.h"
 #include "ops/batch_norm.h"
 #include "ops/conv2d.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 #include "reference/conv_spec.h"
-#include "timing.h"
 #if EMBER_BENCH_CUDNN
 #include "reference/cudnn_conv.h"
 #endif
@@ -44,6 +44,8 @@ namespace {
 
 using namespace ember;
 using bench::ConvSpec;
+using bench::Ladder;
+using bench::sample_positions;
 
 struct Options {
   Device device{DeviceType::CUDA, 0};
@@ -51,12 +53,6 @@ struct Options {
   int reps = 10;
   std::vector<std::string> ops{"gemm", "conv", "reduce", "bn"};
 };
-
-std::string fmt(const char* f, double a) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, f, a);
-  return buf;
-}
 
 // The v1 launchers of the tensor's device type (cuda only in builds with nvcc).
 struct V1 {
@@ -82,110 +78,6 @@ V1 v1_for(Device d) {
 float* f32(const Tensor& t) {
   return static_cast<float*>(t.data_ptr());
 }
-
-// Up to `limit` distinct output positions in [0, total): all of them when total <= limit, else
-// a fixed random sample (with the first and last).
-std::vector<int64_t> sample_positions(int64_t total, int64_t limit) {
-  std::vector<int64_t> at;
-  if (total <= limit) {
-    for (int64_t i = 0; i < total; ++i) at.push_back(i);
-    return at;
-  }
-  std::mt19937_64 rng(42);
-  std::uniform_int_distribution<int64_t> pick(0, total - 1);
-  at = {0, total - 1};
-  while (static_cast<int64_t>(at.size()) < limit) at.push_back(pick(rng));
-  std::sort(at.begin(), at.end());
-  at.erase(std::unique(at.begin(), at.end()), at.end());
-  return at;
-}
-
-// One timed implementation of an op.
-struct Rung {
-  std::string name;
-  bool vendor = false;
-  double ms = NAN, err = NAN;
-  std::string failure;  // why it did not run ("" when it ran)
-  bool wrong = false;
-};
-
-// One op's ladder: its problem, the work per call, and how an output is checked.
-class Ladder {
- public:
-  // `work`: flops (unit "GFLOP/s") or bytes (unit "GB/s") per call. `error` maps an output,
-  // copied to the host, to its error against the float64 reference; above `tol` is WRONG.
-  Ladder(std::string title, std::string unit, double work, double tol,
-         std::function<double(const std::vector<float>&)> error)
-      : title_(std::move(title)),
-        unit_(std::move(unit)),
-        work_(work),
-        tol_(tol),
-        error_(std::move(error)) {}
-
-  // Times `run` (which leaves its result in `out`, read after the timed calls) and checks it.
-  void rung(const Options& o, const std::string& name, bool vendor, const Tensor* out,
-            const std::function<void()>& run) {
-    Rung r;
-    r.name = name;
-    r.vendor = vendor;
-    try {
-      r.ms = bench::time_ms(o.device, o.reps, run);
-      r.err = error_(out->to_vector<float>());
-      r.wrong = !(r.err <= tol_);
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      r.failure = what.substr(0, what.find('\n'));
-    }
-    rungs_.push_back(r);
-  }
-  // A rung that cannot run here, with the reason.
-  void skip(const std::string& name, bool vendor, const std::string& why) {
-    Rung r;
-    r.name = name;
-    r.vendor = vendor;
-    r.failure = why;
-    rungs_.push_back(r);
-  }
-
-  // Prints the table; returns false when a rung was wrong.
-  bool print() const {
-    double best = 0, vendor = 0;
-    for (const Rung& r : rungs_) {
-      if (!r.failure.empty() || r.wrong) continue;
-      best = std::max(best, rate(r));
-      if (r.vendor) vendor = rate(r);
-    }
-    std::printf("\n== %s (%s)\n", title_.c_str(), unit_.c_str());
-    std::printf("%-3s %-40s %12s %11s %8s %10s  %s\n", "#", "rung", unit_.c_str(), "ms", "of best",
-                "of vendor", "check");
-    bool ok = true;
-    for (size_t i = 0; i < rungs_.size(); ++i) {
-      const Rung& r = rungs_[i];
-      if (!r.failure.empty()) {
-        std::printf("%-3zu %-40s n/a: %s\n", i + 1, r.name.c_str(), r.failure.c_str());
-        continue;
-      }
-      const double v = rate(r);
-      const std::string of_best = best > 0 && !r.wrong ? fmt("%.2f", v / best) : "-";
-      const std::string of_vendor = vendor > 0 && !r.wrong ? fmt("%.2f", v / vendor) : "-";
-      const std::string check =
-          (r.wrong ? "WRONG" : "ok") + fmt(" (err %.1e, ", r.err) + fmt("tol %.0e)", tol_);
-      std::printf("%-3zu %-40s %12.4g %11.4f %8s %10s  %s\n", i + 1, r.name.c_str(), v, r.ms,
-                  of_best.c_str(), of_vendor.c_str(), check.c_str());
-      ok = ok && !r.wrong;
-    }
-    std::fflush(stdout);
-    return ok;
-  }
-
- private:
-  double rate(const Rung& r) const { return work_ / (r.ms * 1e-3) * 1e-9; }
-
-  std::string title_, unit_;
-  double work_, tol_;
-  std::function<double(const std::vector<float>&)> error_;
-  std::vector<Rung> rungs_;
-};
 
 class Bench {
  public:
@@ -233,12 +125,12 @@ class Bench {
                  " on " + o_.device.str(),
              "GFLOP/s", 2.0 * m * n * k, 1e-5, error);
     Tensor c = empty({m, n}, {kFloat32, o_.device});
-    l.rung(o_, "v1: one thread per output", false, &c,
+    l.rung(o_.device, o_.reps, "v1: one thread per output", false, &c,
            [&] { v1_.gemm(m, n, k, f32(a), f32(b), f32(c), stream()); });
     Tensor out;
     const auto matmul_rung = [&](const std::string& name, ops::GpuGemm g, bool vendor) {
       ops::set_gpu_gemm(g);
-      l.rung(o_, name, vendor, &out, [&] { out = ops::matmul(a, b); });
+      l.rung(o_.device, o_.reps, name, vendor, &out, [&] { out = ops::matmul(a, b); });
       ops::set_gpu_gemm(ops::GpuGemm::automatic);
     };
     matmul_rung("ember: tiled GEMM (ops::matmul)", ops::GpuGemm::ember, false);
@@ -253,43 +145,15 @@ class Bench {
   bool conv() {
     const ConvSpec s =
         o_.small ? ConvSpec{2, 8, 9, 9, 16, 3, 3, 2, 1} : ConvSpec{32, 64, 56, 56, 64, 3, 3, 1, 1};
-    kernels::ConvShape cs;
-    cs.n = s.n, cs.c = s.c, cs.h = s.h, cs.w = s.w, cs.k = s.k, cs.r = s.r, cs.s = s.s;
-    cs.oh = s.out_h(), cs.ow = s.out_w();
-    cs.stride_h = cs.stride_w = s.stride;
-    cs.pad_h = cs.pad_w = s.pad;
+    const kernels::ConvShape cs = s.shape();
     const Tensor x = randn_on({s.n, s.c, s.h, s.w}), w = randn_on({s.k, s.c, s.r, s.s});
-    const std::vector<float> hx = x.to_vector<float>(), hw = w.to_vector<float>();
-    const std::vector<int64_t> at = sample_positions(cs.y_numel(), 4096);
-    std::vector<double> ref(at.size()), mag(at.size());
-    for (size_t e = 0; e < at.size(); ++e) {
-      const int64_t o = at[e], j = o % cs.ow, i = (o / cs.ow) % cs.oh;
-      const int64_t f = (o / (cs.ow * cs.oh)) % cs.k, img = o / (cs.ow * cs.oh * cs.k);
-      for (int64_t c = 0; c < s.c; ++c)
-        for (int64_t r = 0; r < s.r; ++r)
-          for (int64_t q = 0; q < s.s; ++q) {
-            const int64_t ih = i * s.stride - s.pad + r, iw = j * s.stride - s.pad + q;
-            if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
-            const double t = double(hx[((img * s.c + c) * s.h + ih) * s.w + iw]) *
-                             double(hw[((f * s.c + c) * s.r + r) * s.s + q]);
-            ref[e] += t;
-            mag[e] += std::fabs(t);
-          }
-    }
-    auto error = [&](const std::vector<float>& y) {
-      double worst = 0;
-      for (size_t e = 0; e < at.size(); ++e)
-        worst = std::max(worst, std::fabs(y[at[e]] - ref[e]) / std::max(mag[e], 1e-30));
-      return worst;
-    };
-    const std::string title = "conv2d fwd fp32 " + std::to_string(s.r) + "x" + std::to_string(s.s) +
-                              "/" + std::to_string(s.stride) + " " + std::to_string(s.c) + "->" +
-                              std::to_string(s.k) + "@" + std::to_string(s.h) + "x" +
-                              std::to_string(s.w) + " N" + std::to_string(s.n) + " on " +
-                              o_.device.str();
+    const bench::ConvSampleReference check(s, x.to_vector<float>(), w.to_vector<float>(),
+                                           sample_positions(cs.y_numel(), 4096));
+    auto error = [&](const std::vector<float>& y) { return check.error(y); };
+    const std::string title = "conv2d fwd fp32 " + s.str() + " on " + o_.device.str();
     Ladder l(title, "GFLOP/s", s.flops(), 1e-5, error);
     Tensor y = empty({s.n, s.k, cs.oh, cs.ow}, {kFloat32, o_.device});
-    l.rung(o_, "v1: one thread per output", false, &y,
+    l.rung(o_.device, o_.reps, "v1: one thread per output", false, &y,
            [&] { v1_.conv2d_fwd(cs, f32(x), f32(w), f32(y), stream()); });
 
     ops::Conv2dParams p;
@@ -302,7 +166,7 @@ class Bench {
       if (!cand.supported) continue;  // another device's algorithm, or not this shape
       const std::string name = "ember: " + cand.name + " (ops::conv2d)";
       ops::set_conv_algo(cand.name);
-      l.rung(o_, name, false, &out, [&] { out = ops::conv2d(x, w, Tensor(), p); });
+      l.rung(o_.device, o_.reps, name, false, &out, [&] { out = ops::conv2d(x, w, Tensor(), p); });
       ops::set_conv_algo("");
     }
     vendor_conv(l, s, x, w, y);
@@ -315,7 +179,7 @@ class Bench {
       try {
         auto ref = std::make_shared<bench::CudnnConv>(s, o_.device.index, f32(x), f32(w), f32(y),
                                                       size_t{1} << 30);
-        l.rung(o_, "cuDNN " + ref->algo_name() + " (FMA)", true, &y,
+        l.rung(o_.device, o_.reps, "cuDNN " + ref->algo_name() + " (FMA)", true, &y,
                [&] { ref->run(f32(x), f32(w), f32(y)); });
       } catch (const std::exception& e) {
         l.skip("cuDNN", true, e.what());
@@ -338,10 +202,11 @@ class Bench {
              1e-5, error);
     const Tensor sum = empty({1}, {kFloat32, o_.device});
     const Tensor ws = empty({static_cast<int64_t>(v1_.reduce_workspace(n))}, {kFloat32, o_.device});
-    l.rung(o_, "v1: shared-memory tree, launch per level", false, &sum,
+    l.rung(o_.device, o_.reps, "v1: shared-memory tree, launch per level", false, &sum,
            [&] { v1_.reduce_sum(n, f32(x), f32(sum), f32(ws), stream()); });
     Tensor out;
-    l.rung(o_, "ember: reduce kernel (ops::sum)", false, &out, [&] { out = ops::sum(x); });
+    l.rung(o_.device, o_.reps, "ember: reduce kernel (ops::sum)", false, &out,
+           [&] { out = ops::sum(x); });
     return l.print();
   }
 
@@ -379,10 +244,10 @@ class Bench {
              3.0 * 4.0 * static_cast<double>(hx.size()), 1e-4, error);
     const Tensor y = empty(shape, {kFloat32, o_.device});
     const kernels::BatchNormShape s{nb, c, sp};
-    l.rung(o_, "v1: one block per channel, three passes", false, &y,
+    l.rung(o_.device, o_.reps, "v1: one block per channel, three passes", false, &y,
            [&] { v1_.batch_norm_fwd(s, eps, f32(x), f32(w), f32(b), f32(y), stream()); });
     Tensor out;
-    l.rung(o_, "ember: split channels (ops::batch_norm)", false, &out,
+    l.rung(o_.device, o_.reps, "ember: split channels (ops::batch_norm)", false, &out,
            [&] { out = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, eps).out; });
     return l.print();
   }

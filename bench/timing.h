@@ -1,9 +1,11 @@
-// Event timing for the plain GPU benchmarks (bench_gpu, bench_ladder): the median of several
-// timed calls after two untimed ones. On emu the events record host time, so emu timings are a
-// check of the emulated path, not a GPU speed.
+// Timing for the plain benchmarks (bench_gpu, bench_ladder, bench_conv_ladder): the median of
+// several timed calls after two untimed ones; events on a GPU device, a steady clock on the cpu
+// (whose ops are synchronous). On emu the events record host time, so emu timings are a check of
+// the emulated path, not a GPU speed.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -12,9 +14,21 @@
 
 namespace ember::bench {
 
-// Median milliseconds of `reps` timed calls of f (each between two events on the default
-// stream) after two untimed ones. requires: reps >= 1; f enqueues its work on d.
+// Median milliseconds of `reps` timed calls of f (on a GPU each between two events on the default
+// stream) after two untimed ones. requires: reps >= 1; f runs or enqueues its work on d.
 inline double time_ms(Device d, int reps, const std::function<void()>& f) {
+  if (d.is_cpu()) {
+    std::vector<double> ms;
+    for (int i = 0; i < 2; ++i) f();
+    for (int i = 0; i < reps; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  }
   gpu::Backend& be = gpu::backend(d);
   const gpu::Event start = be.event_create(d.index, true), stop = be.event_create(d.index, true);
   std::vector<double> ms;

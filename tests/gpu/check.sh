@@ -93,7 +93,7 @@ if ! cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" >"$LOGS/configure.log" 2>&1
   build_status="FAILED (configure; see configure.log)"
   tail -30 "$LOGS/configure.log"
 elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench_ladder \
-    ember_cli >"$LOGS/build.log" 2>&1; then
+    bench_conv_ladder ember_cli >"$LOGS/build.log" 2>&1; then
   build_status="FAILED (see build.log)"
   grep -E "error|Error" "$LOGS/build.log" | head -30
 fi
@@ -139,33 +139,44 @@ fi
 say "tests: $tests_line"
 
 # --- Benchmarks -------------------------------------------------------------------------------
+# Each program runs on cuda with TF32 off in every library, whatever it defaults to (fp32 against
+# fp32), its output in $LOGS/<program>.log; a failure clears bench_ok and sets the program's line.
 bench_ok=1
-bench_line=""
-ladder_line=""
-if [ "$build_status" = "ok" ] && [ $usable -eq 1 ]; then
-  # TF32 off in every library, whatever it defaults to: fp32 against fp32.
-  NVIDIA_TF32_OVERRIDE=0 timeout 300 "$BUILD/bin/bench_gpu" --device cuda \
-    >"$LOGS/bench_gpu.log" 2>&1
-  rc=$?
-  if [ $rc -ne 0 ]; then
-    bench_ok=0
-    bench_line="bench_gpu exited with $rc (see bench_gpu.log)"
+declare -A bench_line
+run_bench() {
+  local name="$1" limit="$2"
+  shift 2
+  if [ "$build_status" != "ok" ]; then
+    bench_line[$name]="not run (build failed)"
+  elif [ $usable -ne 1 ]; then
+    bench_line[$name]="skipped: $why"
+  else
+    NVIDIA_TF32_OVERRIDE=0 timeout "$limit" "$BUILD/bin/$name" --device cuda "$@" \
+      >"$LOGS/$name.log" 2>&1
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+      bench_ok=0
+      bench_line[$name]="$name exited with $rc (see $name.log)"
+    fi
   fi
-  # The ladder: each op's rungs from version 1 to the vendor library (README.md, "Benchmarks").
-  NVIDIA_TF32_OVERRIDE=0 timeout 180 "$BUILD/bin/bench_ladder" --device cuda \
-    >"$LOGS/bench_ladder.log" 2>&1
-  rc=$?
-  if [ $rc -ne 0 ]; then
-    bench_ok=0
-    ladder_line="bench_ladder exited with $rc (see bench_ladder.log)"
+}
+run_bench bench_gpu 300
+# The ladders (README.md, "Benchmarks"; docs/conv.md, "The convolution ladder"): each op's rungs
+# from version 1 to the vendor library, and every convolution algorithm on each model's layers.
+run_bench bench_ladder 180
+run_bench bench_conv_ladder 180
+
+# One summary row: `label | name`, then the lines of name's log from the first line matching
+# `from` up to the line matching `done`, or the reason there is no table.
+summary_rows() {
+  local label="$1" name="$2" from="$3" done="$4" log="$LOGS/$2.log"
+  if [ -s "$log" ] && grep -q "$done" "$log"; then
+    echo "$label | $name --device cuda${bench_line[$name]:+: ${bench_line[$name]}}"
+    sed -n "/$from/,/$done/p" "$log" | grep -v "^\$\|$done"
+  else
+    echo "$label | ${bench_line[$name]:-no table (see $name.log)}"
   fi
-elif [ "$build_status" = "ok" ]; then
-  bench_line="skipped: $why"
-  ladder_line="skipped: $why"
-else
-  bench_line="not run (build failed)"
-  ladder_line="not run (build failed)"
-fi
+}
 
 # --- Summary ----------------------------------------------------------------------------------
 {
@@ -173,18 +184,9 @@ fi
   echo "== GPU check summary: ${gpu_name:-no GPU}, sm_$arch, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "build  | $build_status (${build_s} s, deps: $deps)"
   echo "tests  | ctest -L gpu: $tests_line"
-  if [ -s "$LOGS/bench_gpu.log" ] && grep -q "== bench_gpu summary" "$LOGS/bench_gpu.log"; then
-    echo "bench  | bench_gpu --device cuda${bench_line:+: $bench_line}"
-    sed -n '/== bench_gpu summary/,$p' "$LOGS/bench_gpu.log" | tail -n +2
-  else
-    echo "bench  | ${bench_line:-no table (see bench_gpu.log)}"
-  fi
-  if [ -s "$LOGS/bench_ladder.log" ] && grep -q "^bench_ladder: done" "$LOGS/bench_ladder.log"; then
-    echo "ladder | bench_ladder --device cuda${ladder_line:+: $ladder_line}"
-    sed -n '/^== /,/^bench_ladder: done/p' "$LOGS/bench_ladder.log" | grep -v "^$\|^bench_ladder: done"
-  else
-    echo "ladder | ${ladder_line:-no table (see bench_ladder.log)}"
-  fi
+  summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
+  summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"
+  summary_rows "conv  " bench_conv_ladder "^== summary" "^bench_conv_ladder: done"
   echo "total  | $((SECONDS - start)) s"
 } | tee "$LOGS/summary.txt"
 
