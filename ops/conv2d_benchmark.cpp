@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <sstream>
 
 #include "ops/conv2d_benchmark.h"
 #include "ops/dispatch.h"
@@ -108,7 +109,80 @@ double time_one(const ConvAlgo& a, const ConvKey& k, const Scratch& b, int runs)
   return median(ms);
 }
 
+std::string fmt_ms(double ms) {
+  std::ostringstream os;
+  os.precision(3);
+  os << ms << " ms";
+  return os.str();
+}
+
 }  // namespace
+
+ConvCandidate conv_candidate_of(const ConvAlgo& a, const ConvKey& key, std::string* why) {
+  ConvCandidate c;
+  c.name = a.name();
+  c.backend = a.backend(key.device_type);
+  c.deterministic = a.deterministic();
+  c.supported = a.supports(key, why);
+  if (c.supported) {
+    c.workspace_bytes = a.workspace_bytes(key);
+    c.cost = a.cost(key);
+  }
+  return c;
+}
+
+ConvSelection explain_measured(const std::vector<ConvAlgoPtr>& algos, const ConvKey& key,
+                               const ConvBenchEntry& entry, size_t limit, const std::string& source,
+                               std::vector<ConvAlgoPtr>* order) {
+  ConvSelection sel;
+  sel.policy = ConvPolicy::benchmark;
+  sel.source = source;
+  std::vector<std::pair<double, size_t>> eligible;  // (time, index in sel.candidates)
+  std::vector<size_t> order_of;                     // index in algos per candidate
+  for (size_t ai = 0; ai < algos.size(); ++ai) {
+    const ConvAlgo& a = *algos[ai];
+    std::string why;
+    ConvCandidate c = conv_candidate_of(a, key, &why);
+    const std::string exclusion = conv_benchmark_exclusion(a, key, limit);
+    auto timed = std::find_if(entry.timed.begin(), entry.timed.end(),
+                              [&](const ConvMeasurement& m) { return m.name == a.name(); });
+    auto skipped = std::find_if(entry.skipped.begin(), entry.skipped.end(),
+                                [&](const auto& s) { return s.first == a.name(); });
+    if (timed != entry.timed.end()) c.time_ms = timed->median_ms;
+    if (!exclusion.empty()) {
+      c.reason = exclusion;
+    } else if (timed != entry.timed.end()) {
+      eligible.emplace_back(static_cast<double>(timed - entry.timed.begin()),
+                            sel.candidates.size());
+    } else if (skipped != entry.skipped.end()) {
+      c.reason = skipped->second;
+    } else {
+      c.reason = "not measured (" + entry.source + ")";
+    }
+    sel.candidates.push_back(std::move(c));
+    order_of.push_back(ai);
+  }
+  std::stable_sort(eligible.begin(), eligible.end());
+  const std::string among = key.deterministic ? " among deterministic algorithms" : "";
+  for (size_t r = 0; r < eligible.size(); ++r) {
+    ConvCandidate& c = sel.candidates[eligible[r].second];
+    c.rank = static_cast<int>(r);
+    c.chosen = r == 0;
+    c.reason = (r == 0 ? "fastest measured (" : "fallback " + std::to_string(r) + ": measured (") +
+               fmt_ms(c.time_ms) + ")" + among;
+    if (order) order->push_back(algos[order_of[eligible[r].second]]);
+  }
+  if (!eligible.empty()) {
+    const ConvCandidate& c = sel.candidates[eligible[0].second];
+    sel.chosen = c.name;
+    sel.reason = "benchmark: " + c.reason + "; " + source;
+  } else {
+    std::string why = "no measured algorithm can run it";
+    for (const ConvCandidate& c : sel.candidates) why += "; " + c.name + ": " + c.reason;
+    sel.reason = why;
+  }
+  return sel;
+}
 
 std::string conv_benchmark_exclusion(const ConvAlgo& a, const ConvKey& key, size_t limit) {
   std::string why;

@@ -38,6 +38,19 @@ std::string conv_benchmark_exclusion(const ConvAlgo& a, const ConvKey& key, size
 ConvBenchEntry run_conv_benchmark(const std::vector<ConvAlgoPtr>& algos, const ConvKey& key,
                                   size_t limit, int runs);
 
+// A candidate's basic facts for `key`: name, backend, deterministic, supported (the reason in
+// *why when not), and when supported its workspace and estimated cost.
+ConvCandidate conv_candidate_of(const ConvAlgo& a, const ConvKey& key, std::string* why);
+
+// The verdict under the benchmark policy from a measurement of `key`: the timed candidates that
+// are still eligible (conv_benchmark_exclusion), fastest first, each with its time_ms; the others
+// with the reason. `source` says where the measurement comes from. `order` (may be null) gets the
+// ranked algorithms. An empty `chosen` means the measurement no longer applies (nothing in it can
+// run now) and the key must be timed again.
+ConvSelection explain_measured(const std::vector<ConvAlgoPtr>& algos, const ConvKey& key,
+                               const ConvBenchEntry& entry, size_t limit, const std::string& source,
+                               std::vector<ConvAlgoPtr>* order);
+
 // The name of the hardware behind a device, as cache files record it: the cpu's model and its
 // OpenMP thread count ("Intel(R) Xeon(R) ... , 2 threads"), a GPU's name. Throws DeviceError for
 // a GPU device that is not usable here.

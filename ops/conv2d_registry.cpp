@@ -175,19 +175,6 @@ std::string fmt_ms(double ms) {
   return os.str();
 }
 
-ConvCandidate candidate_of(const ConvAlgo& a, const ConvKey& key, std::string* why) {
-  ConvCandidate c;
-  c.name = a.name();
-  c.backend = a.backend(key.device_type);
-  c.deterministic = a.deterministic();
-  c.supported = a.supports(key, why);
-  if (c.supported) {
-    c.workspace_bytes = a.workspace_bytes(key);
-    c.cost = a.cost(key);
-  }
-  return c;
-}
-
 // The verdict for `key` over `algos` under the heuristic, deterministic or forced policy (or the
 // benchmark's stand-in before a key is timed), and the ranking run_conv follows.
 ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forced, bool benchmark,
@@ -200,7 +187,7 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
   std::vector<size_t> eligible;
   for (const AlgoPtr& a : algos) {
     std::string why;
-    ConvCandidate c = candidate_of(*a, key, &why);
+    ConvCandidate c = conv_candidate_of(*a, key, &why);
     const size_t i = sel.candidates.size();
     if (!c.supported) {
       c.reason = "not supported: " + why;
@@ -259,67 +246,6 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
     ranking->benchmark = benchmark;
     ranking->error = sel.chosen.empty() ? sel.reason : "";
     ranking->forced_error = sel.policy == ConvPolicy::forced;
-  }
-  return sel;
-}
-
-// The verdict under the benchmark policy from a measurement of `key`: the timed candidates that
-// are still eligible (supported, deterministic when asked, workspace within `limit`), fastest
-// first. `source` says where the measurement comes from. An empty `chosen` means the measurement
-// no longer applies (nothing in it can run now) and the key must be timed again.
-ConvSelection explain_measured(const std::vector<AlgoPtr>& algos, const ConvKey& key,
-                               const ConvBenchEntry& entry, size_t limit, const std::string& source,
-                               Ranking* ranking) {
-  ConvSelection sel;
-  sel.policy = ConvPolicy::benchmark;
-  sel.source = source;
-  std::vector<std::pair<double, size_t>> eligible;  // (time, index in sel.candidates)
-  std::vector<size_t> order_of;                     // index in algos per candidate
-  for (size_t ai = 0; ai < algos.size(); ++ai) {
-    const ConvAlgo& a = *algos[ai];
-    std::string why;
-    ConvCandidate c = candidate_of(a, key, &why);
-    const std::string exclusion = conv_benchmark_exclusion(a, key, limit);
-    auto timed = std::find_if(entry.timed.begin(), entry.timed.end(),
-                              [&](const ConvMeasurement& m) { return m.name == a.name(); });
-    auto skipped = std::find_if(entry.skipped.begin(), entry.skipped.end(),
-                                [&](const auto& s) { return s.first == a.name(); });
-    if (timed != entry.timed.end()) c.time_ms = timed->median_ms;
-    if (!exclusion.empty()) {
-      c.reason = exclusion;
-    } else if (timed != entry.timed.end()) {
-      eligible.emplace_back(static_cast<double>(timed - entry.timed.begin()),
-                            sel.candidates.size());
-    } else if (skipped != entry.skipped.end()) {
-      c.reason = skipped->second;
-    } else {
-      c.reason = "not measured (" + entry.source + ")";
-    }
-    sel.candidates.push_back(std::move(c));
-    order_of.push_back(ai);
-  }
-  std::stable_sort(eligible.begin(), eligible.end());
-  const std::string among = key.deterministic ? " among deterministic algorithms" : "";
-  for (size_t r = 0; r < eligible.size(); ++r) {
-    ConvCandidate& c = sel.candidates[eligible[r].second];
-    c.rank = static_cast<int>(r);
-    c.chosen = r == 0;
-    c.reason = (r == 0 ? "fastest measured (" : "fallback " + std::to_string(r) + ": measured (") +
-               fmt_ms(c.time_ms) + ")" + among;
-    if (ranking) ranking->order.push_back(algos[order_of[eligible[r].second]]);
-  }
-  if (!eligible.empty()) {
-    const ConvCandidate& c = sel.candidates[eligible[0].second];
-    sel.chosen = c.name;
-    sel.reason = "benchmark: " + c.reason + "; " + source;
-  } else {
-    std::string why = "no measured algorithm can run it";
-    for (const ConvCandidate& c : sel.candidates) why += "; " + c.name + ": " + c.reason;
-    sel.reason = why;
-  }
-  if (ranking) {
-    ranking->benchmark = true;
-    ranking->error = sel.chosen.empty() ? sel.reason : "";
   }
   return sel;
 }
@@ -653,14 +579,16 @@ Ranking ranking_for(const ConvKey& key) {
     auto b = r.bench.find(key);
     if (b != r.bench.end())
       sel = explain_measured(r.algos, key, b->second, limit_locked(r),
-                             "cached (" + b->second.source + ")", &ranking);
+                             "cached (" + b->second.source + ")", &ranking.order);
     if (!sel.chosen.empty()) {
       ++r.stats.cache_hits;
     } else {
       const ConvBenchEntry& entry = measure_locked(r, lock, key, kConvBenchmarkRuns);
       ranking = Ranking{};
-      sel = explain_measured(r.algos, key, entry, limit_locked(r), "timed now", &ranking);
+      sel = explain_measured(r.algos, key, entry, limit_locked(r), "timed now", &ranking.order);
     }
+    ranking.benchmark = true;
+    ranking.error = sel.chosen.empty() ? sel.reason : "";
   }
   if (log_select()) {
     const std::string plan = ranking.order.empty() ? "" : ranking.order.front()->plan(key);
