@@ -160,7 +160,7 @@ struct ConvCandidate {
   int rank = -1;        // order in which run() tries it; -1 when it will not be tried
   size_t workspace_bytes = 0;
   double cost = 0.0;
-  std::string reason;  // why it is (not) chosen or ranked where it is
+  std::string reason;     // why it is (not) chosen or ranked where it is
   double time_ms = -1.0;  // benchmark policy: the measured median (-1 when not measured)
 };
 struct ConvSelection {
