@@ -1,152 +1,406 @@
-// `ember algos`: for one convolution, every registered algorithm in every direction — whether it
-// supports the problem and why, which one the policy picks, its median time, and its largest
-// error against a float64 reference — side by side.
+// `ember algos`: every registered convolution algorithm side by side, for one convolution or for
+// every convolution layer of a model, in every direction — whether it supports the problem (and
+// why not), its workspace, its median time and GFLOP/s as the benchmark policy measures them, its
+// largest and RMS error against a plain float64 loop, and which one the heuristic and the
+// benchmark pick. With --model, how often the heuristic's pick was within 1.10x of the fastest.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <sstream>
 
+#include "autograd/grad_mode.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/validate.h"
+#include "nn/models.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_algo.h"
-#include "ops/elementwise.h"
-#include "ops/reduce.h"
 #include "runtime/rng.h"
 
 namespace ember::cli {
 namespace {
 
+using ops::ConvDirection;
+
 struct AlgosArgs {
   std::vector<int64_t> input{32, 16, 32, 32}, weight{16, 16, 3, 3};
   int64_t stride = 1, padding = 1, dilation = 1, groups = 1;
-  std::string dtype = "float32", device = "cpu";
-  int repeats = 5;
+  std::string dtype = "float32", device = "cpu", policy = "heuristic", model, save;
+  int64_t batch = 8, image_size = 0, in_channels = 0;
+  int repeats = ops::kConvBenchmarkRuns;
 };
 
-// Runs one direction with the currently forced algorithm.
-Tensor run_direction(ops::ConvDirection dir, const Tensor& x, const Tensor& w, const Tensor& gy,
-                     const ops::Conv2dParams& p) {
-  switch (dir) {
-    case ops::ConvDirection::forward: return ops::conv2d(x, w, Tensor(), p);
-    case ops::ConvDirection::backward_data: return ops::conv2d_backward_data(gy, w, x.shape(), p);
-    case ops::ConvDirection::backward_filter:
-      return ops::conv2d_backward_filter(gy, x, w.shape(), p);
-  }
-  return Tensor();
+// How many of a model's (layer, direction) pairs the heuristic picked within 1.10x of the best.
+constexpr double kNearBest = 1.10;
+struct Summary {
+  int rows = 0, near = 0;
+  double heuristic_ms = 0, best_ms = 0;
+  std::vector<std::string> misses;
+};
+
+const ConvDirection kDirections[] = {ConvDirection::forward, ConvDirection::backward_data,
+                                     ConvDirection::backward_filter};
+
+ops::Conv2dParams params_of(const kernels::ConvShape& s) {
+  ops::Conv2dParams p;
+  p.stride = {s.stride_h, s.stride_w};
+  p.padding = {s.pad_h, s.pad_w};
+  p.dilation = {s.dil_h, s.dil_w};
+  p.groups = s.groups;
+  return p;
 }
 
-// Restores the forced algorithm that was in effect when it was made.
-struct ForcedGuard {
-  std::string saved = ops::forced_conv_algo();
-  ~ForcedGuard() {
+// The float64 reference of all three directions in one plain loop nest (scatter form), on host
+// vectors: y = conv(x, w), dx = dL/dx and dw = dL/dw for dL/dy = dy. It shares nothing with the
+// algorithms under test.
+struct Reference {
+  std::vector<double> y, dx, dw;
+};
+Reference reference(const kernels::ConvShape& s, const std::vector<double>& x,
+                    const std::vector<double>& w, const std::vector<double>& dy) {
+  const int64_t cg = s.cg(), kg = s.kg();
+  Reference r;
+  r.y.assign(s.y_numel(), 0.0);
+  r.dx.assign(x.size(), 0.0);
+  r.dw.assign(w.size(), 0.0);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; ++k)
+      for (int64_t i = 0; i < s.oh; ++i)
+        for (int64_t j = 0; j < s.ow; ++j) {
+          const int64_t yi = ((n * s.k + k) * s.oh + i) * s.ow + j;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t u = 0; u < s.r; ++u)
+              for (int64_t v = 0; v < s.s; ++v) {
+                const int64_t ih = i * s.stride_h - s.pad_h + u * s.dil_h;
+                const int64_t iw = j * s.stride_w - s.pad_w + v * s.dil_w;
+                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+                const int64_t xi = ((n * s.c + (k / kg) * cg + c) * s.h + ih) * s.w + iw;
+                const int64_t wi = ((k * cg + c) * s.r + u) * s.s + v;
+                r.y[yi] += x[xi] * w[wi];
+                r.dx[xi] += dy[yi] * w[wi];
+                r.dw[wi] += dy[yi] * x[xi];
+              }
+        }
+  return r;
+}
+
+// max |got - want| / max |want| and rms(got - want) / rms(want).
+std::pair<double, double> errors(const std::vector<double>& got, const std::vector<double>& want) {
+  double max_d = 0, max_w = 0, sum_d = 0, sum_w = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = std::abs(got[i] - want[i]);
+    max_d = std::max(max_d, d), max_w = std::max(max_w, std::abs(want[i]));
+    sum_d += d * d, sum_w += want[i] * want[i];
+  }
+  return {max_d / (max_w > 0 ? max_w : 1.0), std::sqrt(sum_d / (sum_w > 0 ? sum_w : 1.0))};
+}
+
+// Restores the registry settings that were in effect when it was made.
+struct SettingsGuard {
+  std::string forced = ops::forced_conv_algo();
+  bool benchmark = ops::conv_benchmark(), deterministic = ops::conv_deterministic();
+  ~SettingsGuard() {
     try {
-      ops::set_conv_algo(saved);
+      ops::set_conv_algo(forced);
+      ops::set_conv_benchmark(benchmark);
+      ops::set_conv_deterministic(deterministic);
     } catch (const Error&) {
     }
   }
 };
 
-int run_algos(const AlgosArgs& a) {
-  EMBER_CHECK_VALUE(a.input.size() == 4 && a.weight.size() == 4,
-                    "algos: --input and --weight take 4 sizes each (N,C,H,W and K,C/groups,R,S)");
-  const DType dt = parse_dtype(a.dtype);
-  const Device dev = Device::parse(a.device);
+// Operands of one convolution on the device, and the float64 reference.
+struct Problem {
+  kernels::ConvShape s;
   ops::Conv2dParams p;
-  p.stride = {a.stride, a.stride};
-  p.padding = {a.padding, a.padding};
-  p.dilation = {a.dilation, a.dilation};
-  p.groups = a.groups;
-  Shape xs(a.input), ws(a.weight);
-  Shape ys = ops::conv2d_output_shape(xs, ws, p);
-  manual_seed(0);
-  Tensor x = randn(xs, {dt, dev}), w = randn(ws, {dt, dev}), gy = randn(ys, {dt, dev});
-  const double flops = 2.0 * static_cast<double>(checked_numel(ys)) * ws[1] * ws[2] * ws[3];
+  Shape xs, ws;
+  Tensor x, w, dy;
+  Reference ref;
+};
 
-  std::cout << "conv2d x" << xs << " w" << ws << " -> y" << ys << ", stride " << a.stride
-            << ", padding " << a.padding << ", dilation " << a.dilation << ", groups " << a.groups
-            << ", " << dt << " on " << dev << "\n";
-  ForcedGuard guard;
-  const ops::ConvDirection dirs[] = {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
-                                     ops::ConvDirection::backward_filter};
-  for (ops::ConvDirection dir : dirs) {
-    ops::set_conv_algo(guard.saved);  // explain the policy the user runs with
-    ops::ConvSelection sel = ops::explain_conv_algos(ops::conv2d_key(dir, xs, ws, dt, dev, p));
-    // float64 reference from the direct algorithm on the CPU.
-    ops::set_conv_algo("direct");
-    Tensor ref = run_direction(dir, x.to(kCPU, kFloat64), w.to(kCPU, kFloat64),
-                               gy.to(kCPU, kFloat64), p);
-    double ref_scale = ops::amax(ops::abs(ref)).item();
-    std::printf("\n%s (policy %s: %s)\n", ops::conv_direction_name(dir),
-                ops::conv_policy_name(sel.policy),
-                sel.chosen.empty() ? "nothing can run it" : ("picks " + sel.chosen).c_str());
-    std::printf("  %-18s %-10s %-6s %10s %10s %12s  %s\n", "algorithm", "backend", "det", "ms",
-                "GFLOP/s", "max rel err", "note");
-    for (const ops::ConvCandidate& c : sel.candidates) {
-      std::string mark = c.chosen ? "*" : " ";
-      if (!c.supported) {
-        std::printf(" %s%-18s %-10s %-6s %10s %10s %12s  %s\n", mark.c_str(), c.name.c_str(),
-                    ops::conv_backend_name(c.backend), c.deterministic ? "yes" : "no", "-", "-",
-                    "-", c.reason.c_str());
-        continue;
-      }
+Problem make_problem(const ops::ConvKey& key) {
+  Problem pr;
+  pr.s = key.shape;
+  pr.p = params_of(pr.s);
+  pr.xs = {pr.s.n, pr.s.c, pr.s.h, pr.s.w};
+  pr.ws = {pr.s.k, pr.s.cg(), pr.s.r, pr.s.s};
+  const Shape ys{pr.s.n, pr.s.k, pr.s.oh, pr.s.ow};
+  manual_seed(0);
+  const Tensor x = randn(pr.xs, kFloat64), w = randn(pr.ws, kFloat64), dy = randn(ys, kFloat64);
+  pr.ref = reference(pr.s, x.to_vector<double>(), w.to_vector<double>(), dy.to_vector<double>());
+  const TensorOptions o{key.dtype, key.device()};
+  pr.x = x.to(o.dtype).to(o.device), pr.w = w.to(o.dtype).to(o.device);
+  pr.dy = dy.to(o.dtype).to(o.device);
+  return pr;
+}
+
+// Runs one direction with the algorithm currently forced; the result on the host in float64.
+std::vector<double> run_direction(ConvDirection dir, const Problem& pr) {
+  Tensor out;
+  switch (dir) {
+    case ConvDirection::forward:
+      out = ops::conv2d(pr.x, pr.w, Tensor(), pr.p);
+      break;
+    case ConvDirection::backward_data:
+      out = ops::conv2d_backward_data(pr.dy, pr.w, pr.xs, pr.p);
+      break;
+    case ConvDirection::backward_filter:
+      out = ops::conv2d_backward_filter(pr.dy, pr.x, pr.ws, pr.p);
+      break;
+  }
+  return out.to_vector<double>();
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void print_problem(const ops::ConvKey& key, const std::string& title) {
+  const kernels::ConvShape& s = key.shape;
+  std::cout << title << "conv2d x" << Shape{s.n, s.c, s.h, s.w} << " w"
+            << Shape{s.k, s.cg(), s.r, s.s} << " -> y" << Shape{s.n, s.k, s.oh, s.ow} << ", stride "
+            << s.stride_h << ", padding " << s.pad_h << ", dilation " << s.dil_h << ", groups "
+            << s.groups << ", " << dtype_name(key.dtype) << " on " << key.device()
+            << (key.deterministic ? ", deterministic algorithms only" : "") << "\n";
+}
+
+// One direction's table. Returns false when nothing could run it.
+void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Problem& pr, int repeats,
+                     Summary* summary, const std::string& layer) {
+  ops::ConvKey key = fwd_key;
+  key.direction = dir;
+  const std::vector<double>& want = dir == ConvDirection::forward         ? pr.ref.y
+                                    : dir == ConvDirection::backward_data ? pr.ref.dx
+                                                                          : pr.ref.dw;
+  const double flops = 2.0 * static_cast<double>(key.shape.macs());
+  ops::set_conv_algo("");
+  ops::set_conv_benchmark(false);
+  const ops::ConvSelection heur = ops::explain_conv_algos(key);
+  const ops::ConvSelection bench = ops::benchmark_conv_algos(key, repeats);
+  std::printf("\n%s: heuristic picks %s, benchmark picks %s\n", ops::conv_direction_name(dir),
+              heur.chosen.empty() ? "nothing" : heur.chosen.c_str(),
+              bench.chosen.empty() ? "nothing" : bench.chosen.c_str());
+  std::printf("  %-18s %-9s %10s %10s %9s %9s %9s  %-9s %-9s  %s\n", "algorithm", "supported",
+              "workspace", "median ms", "GFLOP/s", "max err", "rms err", "heuristic", "benchmark",
+              "note");
+  double best = std::numeric_limits<double>::infinity(), heur_ms = -1;
+  for (size_t i = 0; i < bench.candidates.size(); ++i) {
+    const ops::ConvCandidate& c = bench.candidates[i];
+    std::string ms = "-", gflops = "-", max_err = "-", rms_err = "-", note = c.reason;
+    if (c.time_ms >= 0) {
+      ms = fmt("%.4g", c.time_ms);
+      gflops = c.time_ms > 0 ? fmt("%.3g", flops / (c.time_ms * 1e6)) : "-";
+      best = std::min(best, c.time_ms);
+      if (c.name == heur.chosen) heur_ms = c.time_ms;
+    }
+    if (c.supported) {
       try {
         ops::set_conv_algo(c.name);
-        Tensor out = run_direction(dir, x, w, gy, p);  // warm-up
-        std::vector<double> times;
-        for (int r = 0; r < a.repeats; ++r) {
-          auto t0 = std::chrono::steady_clock::now();
-          out = run_direction(dir, x, w, gy, p);
-          Tensor host = out.to(kCPU);  // waits for the device
-          times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(times.begin(), times.end());
-        double t = times[times.size() / 2];
-        double err = ops::amax(ops::abs(ops::sub(out.to(kCPU, kFloat64), ref))).item() /
-                     (ref_scale > 0 ? ref_scale : 1.0);
-        std::printf(" %s%-18s %-10s %-6s %10.3f %10.2f %12.2e  %s\n", mark.c_str(), c.name.c_str(),
-                    ops::conv_backend_name(c.backend), c.deterministic ? "yes" : "no", t * 1e3,
-                    flops / t / 1e9, err, c.reason.c_str());
+        const auto [mx, rms] = errors(run_direction(dir, pr), want);
+        max_err = fmt("%.2e", mx), rms_err = fmt("%.2e", rms);
       } catch (const Error& e) {
-        std::printf(" %s%-18s %-10s %-6s %10s %10s %12s  failed: %s\n", mark.c_str(),
-                    c.name.c_str(), ops::conv_backend_name(c.backend),
-                    c.deterministic ? "yes" : "no", "-", "-", "-", e.what());
+        note = std::string("failed: ") + e.what();
       }
+      ops::set_conv_algo("");
+    }
+    std::printf("  %-18s %-9s %10s %10s %9s %9s %9s  %-9s %-9s  %s\n", c.name.c_str(),
+                c.supported ? "yes" : "no",
+                c.supported ? format_bytes(c.workspace_bytes).c_str() : "-", ms.c_str(),
+                gflops.c_str(), max_err.c_str(), rms_err.c_str(), c.name == heur.chosen ? "*" : "",
+                c.name == bench.chosen ? "*" : "", note.c_str());
+  }
+  if (summary == nullptr || !std::isfinite(best)) return;
+  ++summary->rows;
+  summary->best_ms += best;
+  if (heur_ms >= 0) summary->heuristic_ms += heur_ms;
+  if (heur_ms >= 0 && heur_ms <= kNearBest * best) {
+    ++summary->near;
+  } else {
+    summary->misses.push_back(
+        layer + " " + ops::conv_direction_name(dir) + ": heuristic " +
+        (heur.chosen.empty() ? "nothing" : heur.chosen) +
+        (heur_ms >= 0 ? " " + fmt("%.2f", heur_ms / best) + "x" : " untimed") + " the fastest (" +
+        bench.chosen + ")");
+  }
+}
+
+// The forward keys of a model's convolution layers, in the order the forward pass meets them
+// (repeated shapes once): one pass under the heuristic, with no graph recorded.
+std::vector<ops::ConvKey> model_keys(const AlgosArgs& a, DType dt, Device dev) {
+  nn::ModelSpec spec;
+  const bool digits = a.model == "lenet";
+  spec.in_channels = a.in_channels > 0 ? a.in_channels : (digits ? 1 : 3);
+  spec.image_size = a.image_size > 0 ? a.image_size : (digits ? 28 : 32);
+  nn::ModulePtr model = nn::make_model(a.model, spec);
+  model->to(dt);
+  model->to(dev);
+  model->eval();  // batch norm with running statistics: the layers see the same shapes
+  SettingsGuard settings;
+  ops::set_conv_algo("");
+  ops::set_conv_benchmark(false);
+  ops::clear_conv_algo_cache();
+  NoGradGuard no_grad;
+  manual_seed(0);
+  model->forward(randn({a.batch, spec.in_channels, spec.image_size, spec.image_size}, {dt, dev}));
+  std::vector<ops::ConvKey> keys;
+  for (const ops::ConvKey& k : ops::conv_keys_seen())
+    if (k.direction == ConvDirection::forward) keys.push_back(k);
+  return keys;
+}
+
+int run_algos(const AlgosArgs& a) {
+  const DType dt = parse_dtype(a.dtype);
+  const Device dev = Device::parse(a.device);
+  if (!a.save.empty()) {  // refuse an unwritable file before the work, not after
+    const bool existed = std::ifstream(a.save).good();
+    const bool writable = std::ofstream(a.save, std::ios::app).good();
+    if (writable && !existed) std::remove(a.save.c_str());
+    EMBER_CHECK_VALUE(writable, "algos: --save: cannot write '", a.save, "'");
+  }
+  SettingsGuard settings;
+  const ops::ConvPolicy policy = ops::parse_conv_policy(a.policy, "--policy");
+  ops::set_conv_policy(policy);
+  std::vector<ops::ConvKey> keys;
+  if (!a.model.empty()) {
+    keys = model_keys(a, dt, dev);
+    EMBER_CHECK_VALUE(!keys.empty(), "algos: model ", a.model, " has no convolution layers");
+    std::cout << a.model << ": " << keys.size() << " distinct convolution layer shapes, batch "
+              << a.batch << ", policy " << a.policy << "\n";
+  } else {
+    ops::Conv2dParams p;
+    p.stride = {a.stride, a.stride};
+    p.padding = {a.padding, a.padding};
+    p.dilation = {a.dilation, a.dilation};
+    p.groups = a.groups;
+    keys.push_back(
+        ops::conv2d_key(ConvDirection::forward, Shape(a.input), Shape(a.weight), dt, dev, p));
+  }
+  Summary summary;
+  Progress progress(static_cast<int64_t>(keys.size()) * 3, "algos", stderr);
+  int64_t done = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string layer = "layer " + std::to_string(i + 1) + "/" + std::to_string(keys.size());
+    std::cout << "\n";
+    print_problem(keys[i], a.model.empty() ? "" : layer + ": ");
+    const Problem pr = make_problem(keys[i]);
+    for (ConvDirection dir : kDirections) {
+      print_direction(keys[i], dir, pr, a.repeats, a.model.empty() ? nullptr : &summary, layer);
+      std::fflush(stdout);
+      ++done;
+      progress.update(done, done, layer + " " + ops::conv_direction_name(dir));
     }
   }
-  std::cout << "\n* = the algorithm the current policy runs first. Time: median of " << a.repeats
-            << " runs. Error: max |out - float64 direct| / max |reference|.\n";
+  progress.finish(done, "");
+  std::cout
+      << "\nTime: median of " << a.repeats
+      << " timed runs after a warm-up (the benchmark policy's measurement). Error: max |out - "
+         "ref| / max |ref| and rms(out - ref) / rms(ref) against a float64 loop.\n";
+  if (!a.model.empty()) {
+    std::printf("\nheuristic within %.2fx of the fastest: %d of %d (layer, direction) pairs",
+                kNearBest, summary.near, summary.rows);
+    if (summary.best_ms > 0)
+      std::printf("; heuristic's picks %.3g ms in all, the fastest %.3g ms (%.2fx)",
+                  summary.heuristic_ms, summary.best_ms, summary.heuristic_ms / summary.best_ms);
+    std::printf("\n");
+    for (const std::string& m : summary.misses) std::printf("  %s\n", m.c_str());
+  }
+  if (!a.save.empty()) {
+    const size_t n = ops::save_conv_cache(a.save);
+    std::cout << "saved " << n << " measurement(s) to " << a.save
+              << " (use it with EMBER_CONV_CACHE=" << a.save << " EMBER_CONV_POLICY=benchmark)\n";
+  }
   return 0;
+}
+
+// A validator that accepts what Device::parse does.
+CLI::Validator device_name() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        try {
+          Device::parse(input);
+          return {};
+        } catch (const Error&) {
+          return "invalid value '" + input + "': expected cpu, cuda[:N] or emu[:N]";
+        }
+      },
+      "DEVICE");
 }
 
 }  // namespace
 
 Runner add_algos(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "algos", "Time every convolution algorithm for one problem and compare its error");
+      "algos",
+      "Compare every convolution algorithm for one convolution or a model's layers: support, "
+      "workspace, time, error against float64, and the heuristic's and the benchmark's picks");
+  cmd->footer(
+      "\nExamples:\n"
+      "  ember algos --input 8,16,32,32 --weight 32,16,3,3 --stride 2\n"
+      "  ember algos --model resnet20 --batch 8 --policy benchmark --save conv_cache.json\n"
+      "  EMBER_CONV_CACHE=conv_cache.json EMBER_CONV_POLICY=benchmark ember train ...");
   auto a = std::make_shared<AlgosArgs>();
   // Sizes, strides and groups fit an int, as the kernels' and cuDNN's descriptors take them.
   const int64_t kMax = std::numeric_limits<int32_t>::max();
-  cmd->add_option("--input", a->input, "input shape N C H W")
-      ->expected(4)
+  auto* input = cmd->add_option("--input", a->input, "input shape N C H W (or N,C,H,W)")
+                    ->expected(4)
+                    ->delimiter(',')
+                    ->capture_default_str()
+                    ->transform(integer_in(1, kMax));
+  auto* weight = cmd->add_option("--weight", a->weight, "weight shape K C/groups R S (or K,C,R,S)")
+                     ->expected(4)
+                     ->delimiter(',')
+                     ->capture_default_str()
+                     ->transform(integer_in(1, kMax));
+  std::vector<CLI::Option*> shape_opts = {input, weight};
+  shape_opts.push_back(cmd->add_option("--stride", a->stride)
+                           ->capture_default_str()
+                           ->transform(integer_in(1, kMax)));
+  shape_opts.push_back(cmd->add_option("--padding", a->padding)
+                           ->capture_default_str()
+                           ->transform(integer_in(0, kMax)));
+  shape_opts.push_back(cmd->add_option("--dilation", a->dilation)
+                           ->capture_default_str()
+                           ->transform(integer_in(1, kMax)));
+  shape_opts.push_back(cmd->add_option("--groups", a->groups)
+                           ->capture_default_str()
+                           ->transform(integer_in(1, kMax)));
+  auto* model = cmd->add_option("--model", a->model,
+                                "every convolution layer of a model instead of one shape")
+                    ->transform(one_of({"lenet", "resnet20", "vgg_small"}));
+  for (CLI::Option* o : shape_opts) model->excludes(o);
+  cmd->add_option("--batch", a->batch, "--model: batch size")
       ->capture_default_str()
-      ->transform(integer_in(1, kMax));
-  cmd->add_option("--weight", a->weight, "weight shape K C/groups R S")
-      ->expected(4)
+      ->transform(integer_in(1, 4096))
+      ->needs(model);
+  cmd->add_option("--image-size", a->image_size,
+                  "--model: input side (default 28 for lenet, 32 otherwise)")
+      ->transform(integer_in(1, 4096))
+      ->needs(model);
+  cmd->add_option("--in-channels", a->in_channels,
+                  "--model: input channels (default 1 for lenet, 3 otherwise)")
+      ->transform(integer_in(1, 4096))
+      ->needs(model);
+  cmd->add_option("--dtype", a->dtype)
       ->capture_default_str()
-      ->transform(integer_in(1, kMax));
-  cmd->add_option("--stride", a->stride)->capture_default_str()->transform(integer_in(1, kMax));
-  cmd->add_option("--padding", a->padding)->capture_default_str()->transform(integer_in(0, kMax));
-  cmd->add_option("--dilation", a->dilation)->capture_default_str()->transform(integer_in(1, kMax));
-  cmd->add_option("--groups", a->groups)->capture_default_str()->transform(integer_in(1, kMax));
-  cmd->add_option("--dtype", a->dtype, "float32 or float64")->capture_default_str();
-  cmd->add_option("--device", a->device, "cpu, cuda[:N] or emu[:N]")->capture_default_str();
-  cmd->add_option("--repeats", a->repeats, "timed runs per algorithm")
+      ->transform(one_of({"float32", "float64"}));
+  cmd->add_option("--device", a->device, "cpu, cuda[:N] or emu[:N]")
       ->capture_default_str()
-      ->transform(integer_in(1, 1000000));
+      ->transform(device_name());
+  cmd->add_option("--policy", a->policy,
+                  "the policy the keys are made under (deterministic: deterministic algorithms "
+                  "only)")
+      ->capture_default_str()
+      ->transform(one_of({"heuristic", "benchmark", "deterministic"}));
+  cmd->add_option("--repeats", a->repeats, "timed runs per algorithm (the median is shown)")
+      ->capture_default_str()
+      ->transform(integer_in(ops::kConvBenchmarkRuns, 1000000));
+  cmd->add_option("--save", a->save,
+                  "write the benchmark's measurements to this file (a cache for EMBER_CONV_CACHE)");
   return [cmd, a]() -> int {
     if (!cmd->parsed()) return -1;
     return run_algos(*a);

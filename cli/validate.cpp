@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace ember::cli {
 namespace {
@@ -65,6 +66,18 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
 
 CLI::Validator unsigned_in(uint64_t lo, uint64_t hi) {
   return integer_validator(lo, hi);
+}
+
+CLI::Validator one_of(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return CLI::Validator(
+      [names, list](std::string& input) -> std::string {
+        for (const std::string& n : names)
+          if (input == n) return {};
+        return invalid(input, "one of " + list);
+      },
+      list);
 }
 
 CLI::Validator real_in(RealBound lo, RealBound hi) {

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace ember::cli {
 
@@ -20,6 +22,9 @@ namespace ember::cli {
 CLI::Validator integer_in(int64_t lo, int64_t hi);
 // The same for an unsigned option (e.g. a seed): no sign accepted.
 CLI::Validator unsigned_in(uint64_t lo, uint64_t hi);
+
+// ensures: accepts exactly one of `names` ("invalid value 'x': expected one of a, b, c").
+CLI::Validator one_of(const std::vector<std::string>& names);
 
 // One end of a real interval; an open end excludes its value. An infinite end means no bound
 // (infinities themselves are always refused).

@@ -10,12 +10,19 @@
 // ops/conv2d_registry.cpp, the built-in algorithms in ops/conv2d_algos.cpp.
 // A policy ranks the supporting algorithms for a key:
 //   heuristic     (default) lowest estimated cost first;
+//   benchmark     every eligible candidate timed on scratch buffers the first time a key is
+//                 seen, fastest first (set_conv_benchmark(true), like PyTorch's
+//                 torch.backends.cudnn.benchmark); the measurements are cached per key and can
+//                 be saved to and loaded from a file (ops/conv2d_cache.cpp, EMBER_CONV_CACHE);
 //   deterministic only algorithms that give bit-identical results run to run
-//                 (set_conv_deterministic(true));
+//                 (set_conv_deterministic(true)); with benchmark on as well, the benchmark
+//                 times the deterministic algorithms only, as PyTorch does;
 //   forced        exactly the named algorithm (set_conv_algo("direct") or EMBER_CONV_ALGO).
+// set_conv_policy() or EMBER_CONV_POLICY picks heuristic, benchmark or deterministic in one go.
 // The ranking is cached per key. Running tries the ranked algorithms in turn, skipping one that
 // throws ConvNotSupported or OutOfMemory. explain_conv_algos() shows the ranking and the reasons;
-// EMBER_LOG=select prints each new choice to stderr, with the chosen algorithm's plan.
+// EMBER_LOG=select prints each new choice to stderr, with the chosen algorithm's plan (and under
+// the benchmark policy every candidate's median time, or where a cached measurement came from).
 #pragma once
 
 #include <cstddef>
@@ -37,10 +44,13 @@ using kernels::conv_direction_name;
 enum class ConvBackend : uint8_t { cpu, ember_cuda, cudnn };
 enum class ConvMathMode : uint8_t { fp32, tf32, tensor_op };
 enum class ConvLayout : uint8_t { nchw, nhwc };
-enum class ConvPolicy : uint8_t { heuristic, deterministic, forced };
+enum class ConvPolicy : uint8_t { heuristic, deterministic, forced, benchmark };
 
 const char* conv_backend_name(ConvBackend b);
 const char* conv_policy_name(ConvPolicy p);
+// "heuristic", "benchmark" or "deterministic" (the policies set_conv_policy takes). requires: one
+// of those (ValueError naming `what`, the value and the allowed ones otherwise).
+ConvPolicy parse_conv_policy(const std::string& name, const std::string& what = "conv policy");
 
 // Note [ConvKey bytes]: the key is hashed and compared as raw bytes, so it has no padding
 // (checked below) and every byte is a field; make_conv_key() starts from all zeros.
@@ -150,13 +160,17 @@ struct ConvCandidate {
   int rank = -1;        // order in which run() tries it; -1 when it will not be tried
   size_t workspace_bytes = 0;
   double cost = 0.0;
-  std::string reason;  // why it is (not) chosen or ranked where it is
+  std::string reason;     // why it is (not) chosen or ranked where it is
+  double time_ms = -1.0;  // benchmark policy: the measured median (-1 when not measured)
 };
 struct ConvSelection {
   ConvPolicy policy = ConvPolicy::heuristic;
   std::vector<ConvCandidate> candidates;  // every registered algorithm, registration order
   std::string chosen;                     // "" when nothing can run the key
   std::string reason;                     // why `chosen` (or why nothing)
+  // benchmark policy: where the measurements come from ("timed now", "cached, timed in this
+  // process", "cached, loaded from FILE"); "" when nothing has been measured for the key.
+  std::string source;
 };
 
 // The ranking the current policy gives `key`, with each algorithm's verdict. Never throws for an
@@ -173,7 +187,75 @@ std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, c
 std::string run_conv_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx);
 std::string run_conv_backward_filter(const ConvKey& key, const void* dy, const void* x, void* dw);
 
-// Empties the per-key ranking cache (and re-reads EMBER_CONV_ALGO on next use).
+// Empties the per-key ranking cache and the benchmark's measurements (and re-reads
+// EMBER_CONV_ALGO, EMBER_CONV_POLICY and EMBER_CONV_CACHE on next use).
 void clear_conv_algo_cache();
+
+// --- The benchmark policy (docs/conv.md, "The benchmark policy") -------------------------------
+
+// Turns the benchmark policy on or off, leaving the deterministic flag alone (on together: the
+// benchmark times deterministic algorithms only). Takes precedence over EMBER_CONV_POLICY.
+void set_conv_benchmark(bool on);
+// Whether the benchmark policy is on (set_conv_benchmark or set_conv_policy, else
+// EMBER_CONV_POLICY=benchmark). Throws ValueError for a bad EMBER_CONV_POLICY.
+bool conv_benchmark();
+// heuristic: benchmark and deterministic off; benchmark: benchmark on, deterministic off;
+// deterministic: deterministic on, benchmark off. Takes precedence over EMBER_CONV_POLICY; a forced
+// algorithm (set_conv_algo) still overrides it. requires: not ConvPolicy::forced (ValueError:
+// force an algorithm with set_conv_algo).
+void set_conv_policy(ConvPolicy policy);
+// The policy in effect: forced when an algorithm is forced, else benchmark, deterministic or
+// heuristic. Throws ValueError for a bad EMBER_CONV_POLICY.
+ConvPolicy conv_policy();
+
+// Forgets the policy, the deterministic flag and the workspace limit set through the API, so that
+// EMBER_CONV_POLICY and EMBER_CONV_WORKSPACE_LIMIT decide again (the forced algorithm is
+// set_conv_algo("")'s to clear).
+void reset_conv_settings();
+
+// The benchmark times only candidates whose workspace is at most this many bytes (default
+// kConvDefaultWorkspaceLimit; EMBER_CONV_WORKSPACE_LIMIT=BYTES, with an optional K, M or G suffix
+// in binary units, when not set here). Setting it clears the ranking cache.
+constexpr size_t kConvDefaultWorkspaceLimit = size_t{1} << 30;  // 1 GiB
+void set_conv_workspace_limit(size_t bytes);
+// Throws ValueError for a bad EMBER_CONV_WORKSPACE_LIMIT.
+size_t conv_workspace_limit();
+
+// The timed runs per candidate the benchmark policy takes the median of (after one warm-up).
+constexpr int kConvBenchmarkRuns = 5;
+
+// Times every candidate eligible for `key` now (supported; deterministic when the key is; within
+// the workspace limit), `runs` timed runs each after a warm-up, on scratch buffers of the key's
+// shape on its device (GPU: events on the device's current stream; cpu: a steady clock). A
+// candidate that throws ConvNotSupported or OutOfMemory is skipped with the reason. The result
+// replaces the key's cached measurement (and is written to EMBER_CONV_CACHE when set).
+// requires: runs >= kConvBenchmarkRuns (ValueError). ensures: a selection under the benchmark
+// policy, every timed candidate's time_ms set, whatever the current policy.
+ConvSelection benchmark_conv_algos(const ConvKey& key, int runs = kConvBenchmarkRuns);
+
+// Counters of the benchmark's work since the process started (never reset), for tests and logs.
+struct ConvBenchmarkStats {
+  int64_t keys_timed = 0;        // keys whose candidates were timed
+  int64_t candidates_timed = 0;  // candidates timed (each: a warm-up and the timed runs)
+  int64_t cache_hits = 0;        // rankings made from a cached measurement
+  int64_t entries_loaded = 0;    // measurements read from cache files
+};
+ConvBenchmarkStats conv_benchmark_stats();
+
+// The keys of every convolution selected (run, or ranked for running) since the last
+// clear_conv_algo_cache(), in the order first seen: a model's convolution layers after a pass.
+std::vector<ConvKey> conv_keys_seen();
+
+// Writes every cached benchmark measurement to `path` (the format of docs/conv.md: versioned
+// JSON with a checksum, the library version, the algorithm set and each device's name), replacing
+// the file atomically. Returns the number of entries. Throws IOError naming the file.
+size_t save_conv_cache(const std::string& path);
+// Reads a file save_conv_cache wrote and adds its measurements to the cache (replacing those of
+// the same keys). Entries whose key no longer parses back to itself, or whose algorithms no longer
+// support it, are ignored. Returns the number of entries taken. Throws IOError when the file cannot
+// be read, and FormatError naming the file and the reason when it is garbage, truncated, fails its
+// checksum, or is of another format version, library version, device or algorithm set; the cache
+// is then unchanged.
+size_t load_conv_cache(const std::string& path);
 
 }  // namespace ember::ops

@@ -1,15 +1,21 @@
-// The convolution algorithm registry: the policies, the per-key ranking cache and the
+// The convolution algorithm registry: the policies, the per-key ranking cache, the benchmark's
+// measurements (timing in ops/conv2d_benchmark.cpp, the file in ops/conv2d_cache.cpp) and the
 // run-with-fallback loop (the built-in algorithms are in ops/conv2d_algos.cpp).
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "ops/conv2d_algo.h"
+#include "ops/conv2d_benchmark.h"
 #include "ops/dispatch.h"
 #include "runtime/tensor.h"
 
@@ -22,8 +28,15 @@ const char* conv_backend_name(ConvBackend b) {
   return names[static_cast<int>(b)];
 }
 const char* conv_policy_name(ConvPolicy p) {
-  const char* names[] = {"heuristic", "deterministic", "forced"};
+  const char* names[] = {"heuristic", "deterministic", "forced", "benchmark"};
   return names[static_cast<int>(p)];
+}
+
+ConvPolicy parse_conv_policy(const std::string& name, const std::string& what) {
+  for (ConvPolicy p : {ConvPolicy::heuristic, ConvPolicy::benchmark, ConvPolicy::deterministic})
+    if (name == conv_policy_name(p)) return p;
+  EMBER_THROW(ValueError, what, ": unknown policy '", name,
+              "'; expected heuristic, benchmark or deterministic");
 }
 
 bool operator==(const ConvKey& a, const ConvKey& b) {
@@ -41,11 +54,11 @@ size_t ConvKeyHash::operator()(const ConvKey& k) const {
 std::string conv_key_string(const ConvKey& k) {
   const kernels::ConvShape& s = k.shape;
   std::ostringstream os;
-  os << conv_direction_name(k.direction) << ' ' << dtype_name(k.dtype) << ' '
-     << k.device() << " N" << s.n << " C" << s.c << " H" << s.h << " W" << s.w << " K" << s.k
-     << " R" << s.r << " S" << s.s << " stride " << s.stride_h << 'x' << s.stride_w << " pad "
-     << s.pad_h << 'x' << s.pad_w << " dil " << s.dil_h << 'x' << s.dil_w << " groups "
-     << s.groups << (k.deterministic ? " deterministic" : "");
+  os << conv_direction_name(k.direction) << ' ' << dtype_name(k.dtype) << ' ' << k.device() << " N"
+     << s.n << " C" << s.c << " H" << s.h << " W" << s.w << " K" << s.k << " R" << s.r << " S"
+     << s.s << " stride " << s.stride_h << 'x' << s.stride_w << " pad " << s.pad_h << 'x' << s.pad_w
+     << " dil " << s.dil_h << 'x' << s.dil_w << " groups " << s.groups
+     << (k.deterministic ? " deterministic" : "");
   return os.str();
 }
 
@@ -55,6 +68,7 @@ namespace {
 
 struct Ranking {
   std::string forced;          // the forced name this ranking was made under
+  bool benchmark = false;      // whether it was made under the benchmark policy
   std::vector<AlgoPtr> order;  // what run_conv tries, in turn
   std::string error;           // why nothing can run (order empty)
   bool forced_error = false;   // the error is about the forced name
@@ -64,8 +78,19 @@ struct Registry {
   std::mutex mu;
   std::vector<AlgoPtr> algos = builtin_conv_algos();
   std::string forced_api;
-  bool deterministic = false;
+  // Set through the API; unset, EMBER_CONV_POLICY and EMBER_CONV_WORKSPACE_LIMIT decide.
+  std::optional<bool> deterministic_api, benchmark_api;
+  std::optional<size_t> limit_api;
   std::unordered_map<ConvKey, Ranking, ConvKeyHash> cache;
+  std::vector<ConvKey> seen;  // the keys of `cache`, in the order first seen
+  std::unordered_map<ConvKey, ConvBenchEntry, ConvKeyHash> bench;
+  ConvBenchmarkStats stats;
+  // EMBER_CONV_CACHE: the file loaded (once per path, until the cache is cleared), whether it may
+  // be written, and the files already complained about on stderr.
+  bool env_cache_loaded = false;
+  std::string env_cache_path;
+  bool env_cache_writable = false;
+  std::set<std::string> warned;
 };
 
 Registry& registry() {
@@ -79,18 +104,61 @@ std::string names_list(const std::vector<AlgoPtr>& algos) {
   return s;
 }
 
+std::vector<std::string> names_of(const std::vector<AlgoPtr>& algos) {
+  std::vector<std::string> names;
+  for (const AlgoPtr& a : algos) names.push_back(a->name());
+  return names;
+}
+
 bool log_select() {
   const char* v = std::getenv("EMBER_LOG");
   return v && std::strstr(v, "select") != nullptr;
 }
 
-std::string env_forced() {
-  const char* v = std::getenv("EMBER_CONV_ALGO");
+std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
 }
 
 std::string forced_locked(Registry& r) {
-  return r.forced_api.empty() ? env_forced() : r.forced_api;
+  return r.forced_api.empty() ? env_string("EMBER_CONV_ALGO") : r.forced_api;
+}
+
+// EMBER_CONV_POLICY, read on every use as EMBER_CONV_ALGO is.
+std::optional<ConvPolicy> env_policy() {
+  const std::string v = env_string("EMBER_CONV_POLICY");
+  if (v.empty()) return std::nullopt;
+  return parse_conv_policy(v, "EMBER_CONV_POLICY");
+}
+
+bool benchmark_locked(Registry& r) {
+  if (r.benchmark_api) return *r.benchmark_api;
+  return env_policy() == ConvPolicy::benchmark;
+}
+
+bool deterministic_locked(Registry& r) {
+  if (r.deterministic_api) return *r.deterministic_api;
+  return env_policy() == ConvPolicy::deterministic;
+}
+
+// EMBER_CONV_WORKSPACE_LIMIT: a byte count with an optional K, M or G suffix (binary units).
+size_t limit_locked(Registry& r) {
+  if (r.limit_api) return *r.limit_api;
+  const std::string v = env_string("EMBER_CONV_WORKSPACE_LIMIT");
+  if (v.empty()) return kConvDefaultWorkspaceLimit;
+  uint64_t n = 0;
+  const char* end = v.data() + v.size();
+  auto [ptr, ec] = std::from_chars(v.data(), end, n);
+  const std::string suffix(ptr, end);
+  int shift = -1;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  if (suffix == "K" || suffix == "KiB") shift = 10;
+  if (suffix == "M" || suffix == "MiB") shift = 20;
+  if (suffix == "G" || suffix == "GiB") shift = 30;
+  EMBER_CHECK_VALUE(ec == std::errc() && ptr != v.data() && shift >= 0 && (n >> (63 - shift)) == 0,
+                    "EMBER_CONV_WORKSPACE_LIMIT: invalid value '", v,
+                    "': expected a byte count such as 268435456, 256M or 1G");
+  return static_cast<size_t>(n << shift);
 }
 
 std::string fmt_cost(double c) {
@@ -100,25 +168,26 @@ std::string fmt_cost(double c) {
   return os.str();
 }
 
-// The full verdict for `key` over `algos`, and the ranking run_conv follows.
-ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forced,
+std::string fmt_ms(double ms) {
+  std::ostringstream os;
+  os.precision(3);
+  os << ms << " ms";
+  return os.str();
+}
+
+// The verdict for `key` over `algos` under the heuristic, deterministic or forced policy (or the
+// benchmark's stand-in before a key is timed), and the ranking run_conv follows.
+ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forced, bool benchmark,
                       const ConvKey& key, Ranking* ranking) {
   ConvSelection sel;
   sel.policy = !forced.empty()     ? ConvPolicy::forced
+               : benchmark         ? ConvPolicy::benchmark
                : key.deterministic ? ConvPolicy::deterministic
                                    : ConvPolicy::heuristic;
   std::vector<size_t> eligible;
   for (const AlgoPtr& a : algos) {
-    ConvCandidate c;
-    c.name = a->name();
-    c.backend = a->backend(key.device_type);
-    c.deterministic = a->deterministic();
     std::string why;
-    c.supported = a->supports(key, &why);
-    if (c.supported) {
-      c.workspace_bytes = a->workspace_bytes(key);
-      c.cost = a->cost(key);
-    }
+    ConvCandidate c = conv_candidate_of(*a, key, &why);
     const size_t i = sel.candidates.size();
     if (!c.supported) {
       c.reason = "not supported: " + why;
@@ -131,7 +200,7 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
         c.reason = "forced";
         eligible.push_back(i);
       }
-    } else if (sel.policy == ConvPolicy::deterministic && !a->deterministic()) {
+    } else if (key.deterministic && !a->deterministic()) {
       c.reason = "not deterministic";
     } else {
       eligible.push_back(i);
@@ -150,15 +219,19 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
       c.reason = (r == 0 ? "lowest estimated cost ("
                          : "fallback " + std::to_string(r) + ": estimated cost (") +
                  fmt_cost(c.cost) + ")" +
-                 (sel.policy == ConvPolicy::deterministic ? " among deterministic algorithms" : "");
+                 (key.deterministic ? " among deterministic algorithms" : "");
     if (ranking) ranking->order.push_back(algos[eligible[r]]);
   }
-  const bool known =
-      std::any_of(algos.begin(), algos.end(), [&](const AlgoPtr& a) { return a->name() == forced; });
+  const bool known = std::any_of(algos.begin(), algos.end(),
+                                 [&](const AlgoPtr& a) { return a->name() == forced; });
   if (!eligible.empty()) {
     const ConvCandidate& c = sel.candidates[eligible[0]];
     sel.chosen = c.name;
-    sel.reason = conv_policy_name(sel.policy) + std::string(": ") + c.reason;
+    sel.reason = (benchmark && forced.empty()
+                      ? std::string("benchmark: not timed yet (the first run of this key times "
+                                    "the candidates); until then the heuristic's ")
+                      : conv_policy_name(sel.policy) + std::string(": ")) +
+                 c.reason;
   } else if (sel.policy == ConvPolicy::forced && !known) {
     sel.reason = "unknown algorithm '" + forced + "' forced (valid: " + names_list(algos) + ")";
   } else {
@@ -170,10 +243,128 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
   }
   if (ranking) {
     ranking->forced = forced;
+    ranking->benchmark = benchmark;
     ranking->error = sel.chosen.empty() ? sel.reason : "";
     ranking->forced_error = sel.policy == ConvPolicy::forced;
   }
   return sel;
+}
+
+// --- The benchmark's measurements and EMBER_CONV_CACHE ------------------------------------------
+
+// Adds parsed entries to the cache, dropping from each the algorithms that no longer support its
+// key (an entry left with none is ignored). Returns the number taken.
+size_t take_entries_locked(Registry& r, std::vector<ConvBenchEntry>& entries, size_t* ignored) {
+  size_t taken = 0;
+  for (ConvBenchEntry& e : entries) {
+    std::vector<ConvMeasurement> still;
+    for (const ConvMeasurement& m : e.timed)
+      for (const AlgoPtr& a : r.algos) {
+        std::string why;
+        if (a->name() == m.name && a->supports(e.key, &why)) still.push_back(m);
+      }
+    if (still.empty()) {
+      ++*ignored;
+      continue;
+    }
+    e.timed = std::move(still);
+    r.bench[e.key] = std::move(e);
+    ++taken;
+  }
+  r.stats.entries_loaded += static_cast<int64_t>(taken);
+  r.cache.clear();  // rankings made before now may be superseded
+  return taken;
+}
+
+void warn_once_locked(Registry& r, const std::string& path, const std::string& message) {
+  if (!r.warned.insert(path).second) return;
+  std::cerr << "ember: " << message << "\n";
+}
+
+// Loads EMBER_CONV_CACHE the first time the benchmark needs the cache (and again after
+// clear_conv_algo_cache, or when the variable names another file). A missing file is an empty
+// cache; a bad one is reported once on stderr and the run goes on with an empty cache.
+void load_env_cache_locked(Registry& r) {
+  const std::string path = env_string("EMBER_CONV_CACHE");
+  if (path.empty() || (r.env_cache_loaded && r.env_cache_path == path)) return;
+  r.env_cache_loaded = true;
+  r.env_cache_path = path;
+  r.env_cache_writable = true;
+  if (!std::ifstream(path).good()) {
+    if (log_select()) std::cerr << "ember select: EMBER_CONV_CACHE " << path << ": no file yet\n";
+    return;
+  }
+  ConvCacheParse parsed;
+  try {
+    parse_conv_cache(read_conv_cache_file(path), path, names_of(r.algos), &parsed);
+  } catch (const Error& e) {
+    // A stale or foreign Ember cache is replaced by the next save; anything else is left alone.
+    r.env_cache_writable = parsed.recognised;
+    warn_once_locked(r, path,
+                     std::string("EMBER_CONV_CACHE: ") + e.what() +
+                         "; going on with an empty convolution cache (" +
+                         (parsed.recognised ? "the file will be replaced when new measurements "
+                                              "are written)"
+                                            : "the file is left as it is and not written)"));
+    return;
+  }
+  size_t ignored = parsed.ignored;
+  const size_t taken = take_entries_locked(r, parsed.entries, &ignored);
+  if (log_select())
+    std::cerr << "ember select: EMBER_CONV_CACHE " << path << ": loaded " << taken
+              << " measurement(s), ignored " << ignored << "\n";
+}
+
+std::vector<ConvBenchEntry> entries_locked(Registry& r) {
+  std::vector<ConvBenchEntry> out;
+  for (const auto& kv : r.bench) out.push_back(kv.second);
+  // A stable file for the same measurements: entries in the order of their keys' text.
+  std::sort(out.begin(), out.end(), [](const ConvBenchEntry& a, const ConvBenchEntry& b) {
+    return conv_key_string(a.key) < conv_key_string(b.key);
+  });
+  return out;
+}
+
+// After new measurements: rewrites EMBER_CONV_CACHE when it is set and may be written.
+void save_env_cache_locked(Registry& r) {
+  if (!r.env_cache_loaded || !r.env_cache_writable || r.env_cache_path.empty()) return;
+  try {
+    write_conv_cache_file(r.env_cache_path, conv_cache_text(entries_locked(r), names_of(r.algos)));
+  } catch (const Error& e) {
+    r.env_cache_writable = false;
+    warn_once_locked(r, r.env_cache_path,
+                     std::string("EMBER_CONV_CACHE: ") + e.what() + "; not writing it again");
+  }
+}
+
+void log_measurement(const ConvKey& key, const ConvBenchEntry& e, int runs) {
+  std::ostringstream os;
+  os << "ember select: conv2d " << conv_key_string(key) << ": benchmark, median of " << runs
+     << " runs:";
+  for (const ConvMeasurement& m : e.timed) os << ' ' << m.name << ' ' << fmt_ms(m.median_ms) << ',';
+  for (const auto& s : e.skipped) os << ' ' << s.first << " skipped (" << s.second << "),";
+  std::string line = os.str();
+  if (line.back() == ',') line.pop_back();
+  std::cerr << line << "\n";
+}
+
+// Times `key` with the registry unlocked (other threads keep selecting), then stores and logs the
+// measurement and rewrites EMBER_CONV_CACHE. requires: `lock` holds r.mu; holds it again after.
+const ConvBenchEntry& measure_locked(Registry& r, std::unique_lock<std::mutex>& lock,
+                                     const ConvKey& key, int runs) {
+  const std::vector<AlgoPtr> algos = r.algos;
+  const size_t limit = limit_locked(r);
+  lock.unlock();
+  ConvBenchEntry entry = run_conv_benchmark(algos, key, limit, runs);
+  lock.lock();
+  ++r.stats.keys_timed;
+  r.stats.candidates_timed += static_cast<int64_t>(entry.timed.size());
+  for (const auto& s : entry.skipped)
+    if (s.second.rfind("failed while timed", 0) == 0) ++r.stats.candidates_timed;
+  if (log_select()) log_measurement(key, entry, runs);
+  ConvBenchEntry& stored = r.bench[key] = std::move(entry);
+  save_env_cache_locked(r);
+  return stored;
 }
 
 }  // namespace
@@ -181,10 +372,18 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
 std::vector<std::string> conv_algo_names() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  std::vector<std::string> names;
-  for (const AlgoPtr& a : r.algos) names.push_back(a->name());
-  return names;
+  return names_of(r.algos);
 }
+
+namespace {
+// The algorithm set changed: rankings and measurements were made for another one.
+void algos_changed_locked(Registry& r) {
+  r.cache.clear();
+  r.seen.clear();
+  r.bench.clear();
+  r.env_cache_loaded = false;
+}
+}  // namespace
 
 void register_conv_algo(ConvAlgoPtr algo) {
   Registry& r = registry();
@@ -195,7 +394,7 @@ void register_conv_algo(ConvAlgoPtr algo) {
     EMBER_CHECK_VALUE(a->name() != algo->name(), "register_conv_algo: '", algo->name(),
                       "' is already registered");
   r.algos.push_back(std::move(algo));
-  r.cache.clear();
+  algos_changed_locked(r);
 }
 
 bool unregister_conv_algo(const std::string& name) {
@@ -205,7 +404,7 @@ bool unregister_conv_algo(const std::string& name) {
                          [&](const AlgoPtr& a) { return a->name() == name; });
   if (it == r.algos.end()) return false;
   r.algos.erase(it);
-  r.cache.clear();
+  algos_changed_locked(r);
   return true;
 }
 
@@ -228,44 +427,169 @@ std::string forced_conv_algo() {
 void set_conv_deterministic(bool on) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.deterministic = on;
+  r.deterministic_api = on;
 }
 
 bool conv_deterministic() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  return r.deterministic;
+  return deterministic_locked(r);
+}
+
+void set_conv_benchmark(bool on) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.benchmark_api = on;
+}
+
+bool conv_benchmark() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return benchmark_locked(r);
+}
+
+void set_conv_policy(ConvPolicy policy) {
+  EMBER_CHECK_VALUE(policy != ConvPolicy::forced,
+                    "set_conv_policy: force an algorithm with set_conv_algo(name) instead");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.benchmark_api = policy == ConvPolicy::benchmark;
+  r.deterministic_api = policy == ConvPolicy::deterministic;
+}
+
+ConvPolicy conv_policy() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!forced_locked(r).empty()) return ConvPolicy::forced;
+  if (benchmark_locked(r)) return ConvPolicy::benchmark;
+  return deterministic_locked(r) ? ConvPolicy::deterministic : ConvPolicy::heuristic;
+}
+
+void reset_conv_settings() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.benchmark_api.reset();
+  r.deterministic_api.reset();
+  r.limit_api.reset();
+  r.cache.clear();
+}
+
+void set_conv_workspace_limit(size_t bytes) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.limit_api = bytes;
+  r.cache.clear();
+}
+
+size_t conv_workspace_limit() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return limit_locked(r);
 }
 
 void clear_conv_algo_cache() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.cache.clear();
+  r.seen.clear();
+  r.bench.clear();
+  r.env_cache_loaded = false;
+}
+
+ConvBenchmarkStats conv_benchmark_stats() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.stats;
+}
+
+std::vector<ConvKey> conv_keys_seen() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.seen;
+}
+
+size_t save_conv_cache(const std::string& path) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const std::vector<ConvBenchEntry> entries = entries_locked(r);
+  write_conv_cache_file(path, conv_cache_text(entries, names_of(r.algos)));
+  return entries.size();
+}
+
+size_t load_conv_cache(const std::string& path) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  ConvCacheParse parsed;
+  parse_conv_cache(read_conv_cache_file(path), path, names_of(r.algos), &parsed);
+  size_t ignored = parsed.ignored;
+  const size_t taken = take_entries_locked(r, parsed.entries, &ignored);
+  if (log_select())
+    std::cerr << "ember select: conv cache " << path << ": loaded " << taken
+              << " measurement(s), ignored " << ignored << "\n";
+  return taken;
 }
 
 ConvSelection explain_conv_algos(const ConvKey& key) {
   Registry& r = registry();
-  std::vector<AlgoPtr> algos;
-  std::string forced;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    algos = r.algos;
-    forced = forced_locked(r);
+  std::lock_guard<std::mutex> lock(r.mu);
+  const std::string forced = forced_locked(r);
+  const bool benchmark = benchmark_locked(r);
+  if (forced.empty() && benchmark) {
+    load_env_cache_locked(r);
+    auto it = r.bench.find(key);
+    if (it != r.bench.end()) {
+      ConvSelection sel = explain_measured(r.algos, key, it->second, limit_locked(r),
+                                           "cached (" + it->second.source + ")", nullptr);
+      if (!sel.chosen.empty()) return sel;
+    }
   }
-  return explain(algos, forced, key, nullptr);
+  return explain(r.algos, forced, benchmark, key, nullptr);
+}
+
+ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
+  EMBER_CHECK_VALUE(runs >= kConvBenchmarkRuns, "benchmark_conv_algos: expected at least ",
+                    kConvBenchmarkRuns, " timed runs, got ", runs);
+  Registry& r = registry();
+  std::unique_lock<std::mutex> lock(r.mu);
+  load_env_cache_locked(r);  // so that rewriting EMBER_CONV_CACHE keeps what it held
+  const ConvBenchEntry& entry = measure_locked(r, lock, key, runs);
+  r.cache.erase(key);  // the next run ranks from this measurement
+  return explain_measured(r.algos, key, entry, limit_locked(r), "timed now", nullptr);
 }
 
 namespace {
 
-// The ranking for `key`, from the cache or made now (and logged under EMBER_LOG=select).
+// The ranking for `key`, from the cache or made now (and logged under EMBER_LOG=select). Under
+// the benchmark policy a key without a usable measurement is timed first.
 Ranking ranking_for(const ConvKey& key) {
   Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
+  std::unique_lock<std::mutex> lock(r.mu);
   const std::string forced = forced_locked(r);
+  const bool benchmark = benchmark_locked(r) && forced.empty();
   auto it = r.cache.find(key);
-  if (it != r.cache.end() && it->second.forced == forced) return it->second;
+  if (it != r.cache.end() && it->second.forced == forced && it->second.benchmark == benchmark)
+    return it->second;
+  if (std::find(r.seen.begin(), r.seen.end(), key) == r.seen.end()) r.seen.push_back(key);
   Ranking ranking;
-  const ConvSelection sel = explain(r.algos, forced, key, &ranking);
+  ConvSelection sel;
+  if (!benchmark) {
+    sel = explain(r.algos, forced, false, key, &ranking);
+  } else {
+    load_env_cache_locked(r);
+    auto b = r.bench.find(key);
+    if (b != r.bench.end())
+      sel = explain_measured(r.algos, key, b->second, limit_locked(r),
+                             "cached (" + b->second.source + ")", &ranking.order);
+    if (!sel.chosen.empty()) {
+      ++r.stats.cache_hits;
+    } else {
+      const ConvBenchEntry& entry = measure_locked(r, lock, key, kConvBenchmarkRuns);
+      ranking = Ranking{};
+      sel = explain_measured(r.algos, key, entry, limit_locked(r), "timed now", &ranking.order);
+    }
+    ranking.benchmark = true;
+    ranking.error = sel.chosen.empty() ? sel.reason : "";
+  }
   if (log_select()) {
     const std::string plan = ranking.order.empty() ? "" : ranking.order.front()->plan(key);
     std::cerr << "ember select: conv2d " << conv_key_string(key) << " -> "

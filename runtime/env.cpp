@@ -14,7 +14,7 @@
 namespace ember {
 namespace {
 
-std::string read_cpu_model() {
+std::string read_cpu_model_once() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
   while (std::getline(f, line))
@@ -107,6 +107,11 @@ std::string version3(int v) {  // 91900 -> 9.19.0
 
 }  // namespace
 
+std::string cpu_model_name() {
+  static const std::string model = read_cpu_model_once();  // it does not change while running
+  return model;
+}
+
 EnvReport collect_env_report() {
   EnvReport r;
   r.version = EMBER_VERSION_STRING;
@@ -138,7 +143,7 @@ EnvReport collect_env_report() {
   gpu::Availability e = gpu::backend(DeviceType::EMU).availability();
   r.emu_usable = e.usable;
   r.emu_reason = e.reason;
-  r.cpu_model = read_cpu_model();
+  r.cpu_model = cpu_model_name();
   r.cpu_features = cpu_features();
   r.build_simd = build_simd();
   r.threads = omp_get_max_threads();

@@ -34,6 +34,8 @@ struct EnvReport {
 };
 
 EnvReport collect_env_report();
+// The cpu's model name from /proc/cpuinfo ("unknown" when it says none).
+std::string cpu_model_name();
 std::string env_report_text(const EnvReport& r);
 std::string env_report_json(const EnvReport& r);
 

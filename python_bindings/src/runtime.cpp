@@ -52,6 +52,7 @@ pb::dict candidate_dict(const ops::ConvCandidate& c) {
   d["workspace_bytes"] = c.workspace_bytes;
   d["cost"] = c.cost;
   d["reason"] = c.reason;
+  d["time_ms"] = c.time_ms >= 0 ? pb::object(pb::float_(c.time_ms)) : pb::object(pb::none());
   return d;
 }
 
@@ -137,6 +138,25 @@ void init_runtime(pb::module_& m) {
   m.def("_conv_deterministic", &ops::conv_deterministic);
   m.def("_conv_algo_names", &ops::conv_algo_names);
   m.def("_conv_clear_cache", &ops::clear_conv_algo_cache);
+  // The benchmark policy and its cache file (docs/conv.md).
+  m.def("_conv_set_benchmark", &ops::set_conv_benchmark);
+  m.def("_conv_benchmark", &ops::conv_benchmark);
+  m.def("_conv_set_policy",
+        [](const std::string& name) { ops::set_conv_policy(ops::parse_conv_policy(name)); });
+  m.def("_conv_policy", [] { return std::string(ops::conv_policy_name(ops::conv_policy())); });
+  m.def("_conv_set_workspace_limit", &ops::set_conv_workspace_limit);
+  m.def("_conv_workspace_limit", &ops::conv_workspace_limit);
+  m.def("_conv_save_cache", &ops::save_conv_cache);
+  m.def("_conv_load_cache", &ops::load_conv_cache);
+  m.def("_conv_benchmark_stats", [] {
+    const ops::ConvBenchmarkStats s = ops::conv_benchmark_stats();
+    pb::dict d;
+    d["keys_timed"] = s.keys_timed;
+    d["candidates_timed"] = s.candidates_timed;
+    d["cache_hits"] = s.cache_hits;
+    d["entries_loaded"] = s.entries_loaded;
+    return d;
+  });
   // matmul on `cuda`: Ember's tiled GEMM or cuBLAS.
   m.def("_gpu_gemm", [] { return std::string(ops::gpu_gemm_name(ops::gpu_gemm())); });
   m.def("_gpu_gemm_has_cublas", &ops::gpu_gemm_has_cublas);
@@ -180,6 +200,7 @@ void init_runtime(pb::module_& m) {
         r["policy"] = ops::conv_policy_name(sel.policy);
         r["chosen"] = sel.chosen;
         r["reason"] = sel.reason;
+        r["source"] = sel.source;
         pb::list cands;
         for (const auto& c : sel.candidates) cands.append(candidate_dict(c));
         r["candidates"] = cands;

@@ -30,7 +30,17 @@ BAD = {
         "--padding": ("in [0, 2147483647]", ["-1", "2147483648"] + NOT_AN_INTEGER),
         "--dilation": ("in [1, 2147483647]", ["0", "-2"] + NOT_AN_INTEGER),
         "--groups": ("in [1, 2147483647]", ["0", "-1"] + NOT_AN_INTEGER),
-        "--repeats": ("in [1, 1000000]", ["0", "-1", "1000001"] + NOT_AN_INTEGER),
+        "--repeats": ("in [5, 1000000]", ["0", "-1", "4", "1000001"] + NOT_AN_INTEGER),
+        "--dtype": ("one of float32, float64", ["int32", "f32", "float"]),
+        "--device": ("cpu, cuda[:N] or emu[:N]", ["gpu", "cuda:x"]),
+        "--policy": ("one of heuristic, benchmark, deterministic", ["fast", "forced"]),
+        "--model": ("one of lenet, resnet20, vgg_small", ["mlp", "resnet50"]),
+    },
+    # Options that only make sense with --model are refused as bad values with it.
+    "algos --model resnet20": {
+        "--batch": ("in [1, 4096]", ["0", "-1", "4097"] + NOT_AN_INTEGER),
+        "--image-size": ("in [1, 4096]", ["0", "4097"] + NOT_AN_INTEGER),
+        "--in-channels": ("in [1, 4096]", ["0", "4097"] + NOT_AN_INTEGER),
     },
     "demo": {
         "--size": ("in [1, 8192]", ["0", "-1", "8193"] + NOT_AN_INTEGER),
@@ -49,8 +59,12 @@ GOOD = [
     (["train", "--epochs", "010", "--max-steps", "1", "--threads", "0", "--momentum", "0.99"],
      ["epoch 1/10 "]),
     (["algos", "--input", "1", "2", "5", "5", "--weight", "2", "1", "3", "3", "--groups", "2",
-      "--stride", "2", "--padding", "0", "--dilation", "1", "--repeats", "1"],
+      "--stride", "2", "--padding", "0", "--dilation", "1", "--repeats", "5"],
      ["stride 2, padding 0, dilation 1, groups 2"]),
+    # Shapes as N,C,H,W too.
+    (["algos", "--input", "1,2,5,5", "--weight", "2,1,3,3", "--groups", "2", "--padding", "0",
+      "--policy", "deterministic", "--dtype", "float64"],
+     ["x[1, 2, 5, 5] w[2, 1, 3, 3] -> y[1, 2, 3, 3]", "float64 on cpu, deterministic"]),
     (["demo", "--device", "cpu", "--size", "1"], ["demo: OK"]),
 ]
 
@@ -85,7 +99,8 @@ def main():
         for option, (allowed, values) in options.items():
             for value in values:
                 checked += 1
-                failure = check_bad(ember, [command, f"{option}={value}"], option, value, allowed)
+                failure = check_bad(ember, command.split() + [f"{option}={value}"], option,
+                                    value, allowed)
                 if failure:
                     failures.append(failure)
     for option, good in SHAPES.items():
@@ -93,11 +108,24 @@ def main():
             for value in SHAPE_BAD:
                 sizes = [str(s) for s in good]
                 sizes[place] = value
-                checked += 1
-                failure = check_bad(ember, ["algos", option] + sizes, option, value,
-                                    "in [1, 2147483647]")
-                if failure:
-                    failures.append(failure)
+                for args in (["algos", option] + sizes, ["algos", option, ",".join(sizes)]):
+                    checked += 1
+                    failure = check_bad(ember, args, option, value, "in [1, 2147483647]")
+                    if failure:
+                        failures.append(failure)
+    # Wrong counts and combinations: (arguments, what stderr must say).
+    for args, says in [(["--input", "1,2,3"], ["--input", "4 required"]),
+                       (["--weight", "1,2,3,3,3"], ["--weight", "4 required"]),
+                       (["--model", "resnet20", "--input", "1,3,8,8"], ["--input", "--model"]),
+                       (["--batch", "2"], ["--batch", "--model"]),
+                       (["--save", "/nonexistent-dir/cache.json", "--input", "1,1,3,3",
+                         "--weight", "1,1,3,3"], ["--save", "/nonexistent-dir/cache.json"])]:
+        checked += 1
+        r = run(ember, ["algos"] + args)
+        if r.returncode <= 0 or r.returncode >= 128 or r.stdout or \
+                any(part not in r.stderr for part in says):
+            failures.append(f"`ember algos {' '.join(args)}`: exit status {r.returncode}, "
+                            f"expected a refusal saying {says}:\n{r.stdout}\n{r.stderr}")
     for args, expected in GOOD:
         checked += 1
         r = run(ember, args)

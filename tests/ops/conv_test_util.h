@@ -150,13 +150,16 @@ inline ConvRef conv_reference(const ConvCase& cs, const std::vector<double>& x,
   return r;
 }
 
-// Restores the registry's policy (no forced algorithm, not deterministic, empty cache) after a
-// test changes it.
+// Restores the registry's policy (no forced algorithm, heuristic, empty cache) after a test
+// changes it.
 struct ConvPolicyGuard {
   ~ConvPolicyGuard() {
     ops::set_conv_algo("");
-    ops::set_conv_deterministic(false);
+    ops::reset_conv_settings();
     unsetenv("EMBER_CONV_ALGO");
+    unsetenv("EMBER_CONV_POLICY");
+    unsetenv("EMBER_CONV_CACHE");
+    unsetenv("EMBER_CONV_WORKSPACE_LIMIT");
     ops::clear_conv_algo_cache();
   }
 };

@@ -66,6 +66,41 @@ def test_conv_algorithm_policy():
     assert conv.forced_algo() == ""
 
 
+def test_conv_benchmark_policy_and_cache(tmp_path):
+    conv = ember.backends.conv
+    x, w = ember.randn(2, 3, 8, 8), ember.randn(4, 3, 3, 3)
+    ref = ember.conv2d(x, w, padding=1)
+    try:
+        conv.benchmark = True
+        assert conv.benchmark and conv.policy() == "benchmark"
+        before = conv.benchmark_stats()["keys_timed"]
+        out = ember.conv2d(x, w, padding=1)
+        assert (out - ref).abs().max().item() < 1e-4
+        assert conv.benchmark_stats()["keys_timed"] == before + 1
+        ember.conv2d(x, w, padding=1)  # cached: not timed again
+        assert conv.benchmark_stats()["keys_timed"] == before + 1
+        r = conv.explain((2, 3, 8, 8), (4, 3, 3, 3), padding=1)
+        assert r["policy"] == "benchmark" and "cached" in r["source"]
+        chosen = [c for c in r["candidates"] if c["name"] == r["chosen"]][0]
+        assert chosen["time_ms"] is not None and chosen["time_ms"] >= 0
+        path = tmp_path / "conv_cache.json"
+        assert conv.save_cache(path) >= 1
+        conv.clear_cache()
+        assert conv.load_cache(path) >= 1
+        assert conv.explain((2, 3, 8, 8), (4, 3, 3, 3), padding=1)["chosen"] == r["chosen"]
+        path.write_text("garbage")
+        with pytest.raises(ember.FormatError, match="conv_cache.json"):
+            conv.load_cache(path)
+        conv.set_policy("deterministic")
+        assert not conv.benchmark and conv.deterministic()
+        with pytest.raises(ember.ValueError, match="heuristic, benchmark or deterministic"):
+            conv.set_policy("fastest")
+    finally:
+        conv.set_policy("heuristic")
+        conv.clear_cache()
+    assert conv.policy() == "heuristic"
+
+
 def test_gpu_gemm_switch():
     mm = ember.backends.matmul
     assert mm.gemm() in ("auto", "ember", "cublas")
