@@ -17,8 +17,9 @@ if [ "${EMBER_TEST_SANITIZERS:-1}" != "0" ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (portable: no -march=native)"
   # EMBER_NATIVE=OFF: the main build above targets this CPU, so on an AVX-512 machine it never
   # runs the code that machines without AVX-512 (or binaries built for other CPUs) take: the
-  # SSE2/AVX2 Eigen paths, and the convolution registry without implicit_gemm_cpu, whose tests
-  # then report themselves skipped. This build runs that code on every run.
+  # SSE2 Eigen paths, and implicit_gemm_cpu's micro-kernels chosen at run time by a baseline
+  # binary (the spec tests run each instruction set the CPU has, under EMBER_CPU_ISA's cap).
+  # This build runs that code on every run.
   EMBER_CMAKE_ARGS="-DEMBER_SANITIZE=address -DEMBER_NATIVE=OFF -DEMBER_CUDA=OFF -DEMBER_BENCH=OFF" \
     scripts/setup.sh build-asan
   # install_package is left out: an instrumented library needs an instrumented consumer.

@@ -2,7 +2,7 @@
 // and a run function per direction that calls the device's kernels.
 //   im2col_gemm    cpu: the receptive fields unrolled into a column matrix, then Eigen's GEMM
 //   direct         cpu, cuda, emu: the definition's loops (one thread per output on a GPU)
-//   implicit_gemm  cpu (AVX-512 builds, float32), cuda, emu: a GEMM whose operand tiles are
+//   implicit_gemm  cpu (AVX2 or AVX-512 CPUs, float32), cuda, emu: a GEMM whose operand tiles are
 //                  gathered from the NCHW tensors, no column matrix
 #include <omp.h>
 
@@ -113,7 +113,7 @@ class Direct final : public ConvAlgo {
   }
 };
 
-// --- implicit_gemm (cpu with AVX-512, cuda, emu) -------------------------------------------------
+// --- implicit_gemm (cpu with AVX2 or AVX-512, cuda, emu) -----------------------------------------
 
 class ImplicitGemm final : public ConvAlgo {
  public:
@@ -137,10 +137,12 @@ class ImplicitGemm final : public ConvAlgo {
     return kernels_for(k.device())
         .conv2d_implicit_gemm_workspace_bytes(k.dtype, k.shape, k.direction);
   }
-  // cpu: the micro-kernels run about twice Eigen's rate (16 multiply-adds per vector
+  // cpu: the micro-kernels run about twice Eigen's rate (16 multiply-adds per AVX-512
   // instruction, against im2col's 8 per unit) on filter counts rounded up to their tiles; the
-  // kernel estimates its own work (kernels/cpu/conv2d_implicit_gemm.h), so few filters in a
-  // tile, as in the first layer's backward data, leave im2col_gemm cheaper.
+  // kernel estimates its own work (kernels/cpu/conv2d_implicit_gemm.h) in instructions of the
+  // instruction set it runs (AVX2: 8 multiply-adds each, so the same convolution costs twice as
+  // many), so few filters in a tile, as in the first layer's backward data, leave im2col_gemm
+  // cheaper.
   // GPU: ~8x the direct kernels on a full tile, paying for the unused columns of its tile
   // (columns per group round up to 16, 32 or a multiple of 64) and a fixed cost per launch.
   double cost(const ConvKey& k) const override {

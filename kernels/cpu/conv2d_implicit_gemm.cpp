@@ -1,6 +1,6 @@
-// Implicit-GEMM convolution for float32 on AVX-512. With D = (C/G)*R*S filter taps and the
-// output positions of all images numbered j = (n*OH + oh)*OW + ow, the columns matrix col(X) is
-// D x (N*OH*OW); it is cut into panels of kNr = 32 columns and never stored whole.
+// Implicit-GEMM convolution for float32 on AVX2 or AVX-512, chosen at run time. With D = (C/G)*R*S
+// filter taps and the output positions of all images numbered j = (n*OH + oh)*OW + ow, the columns
+// matrix col(X) is D x (N*OH*OW); it is cut into panels of kNr = 32 columns and never stored whole.
 //
 // Where a tap's values for 16 consecutive columns can be 16 consecutive floats of a per-thread
 // copy of the image (unit stride; Note [Padded images]), the micro-kernels read that copy at a
@@ -9,42 +9,72 @@
 // Note [Panel packing]: a panel's columns split into runs that lie in one output row of one image
 // (one run when OW >= 32, four when OW = 8). For tap (c, r, q) a run reads one input row at a
 // fixed shift (every other float for width stride 2), so row t = (c*R + r)*S + q of the packed
-// panel is built in two registers from vector loads, the lanes outside the image zeroed, and
-// written with two full stores. The panel (D x 32 floats) stays in L1/L2 while every filter tile
-// uses it, so nothing is written to memory but the panel and the output.
+// panel is built in registers from vector loads (two of 16 floats on AVX-512, four of 8 on
+// AVX2), the lanes outside the image zeroed, and written with full stores. The panel (D x 32
+// floats) stays in L1/L2 while every filter tile uses it, so nothing is written to memory but the
+// panel and the output.
 //
-// Forward: a kMr x kNr tile of Y (8 filters x 32 columns, 16 accumulators) is the packed filter
-// block (D x 8, one broadcast per tap and filter) times the panel (two vector loads per tap).
-// Backward filter: a 24/NK x 16*NK tile of dWᵀ (taps x filters) accumulates the panel's 32
-// columns: one broadcast from the panel per tap and column, times dY's 32 x K block transposed;
-// or, from an image copy, 4 filters x 6 taps in column lanes (Note [Filter gradient in column
-// lanes]).
+// This file holds the drivers: filter packing, image copies, the panel loop, threads and
+// workspace, the strided backward data. They are compiled for the build's target and call the
+// micro-kernels (register tiles: forward, a filter block times a panel; backward filter, taps x
+// filters of dWᵀ) through the table of the instruction set chosen at run time
+// (kernels/cpu/conv2d_implicit_gemm_ukernels.h; the AVX-512 and AVX2 files say their tiles). A
+// call picks its table once, at its start.
 #include "kernels/cpu/conv2d_implicit_gemm.h"
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
-#include "runtime/error.h"
-
-#if defined(__AVX512F__)
 #include "kernels/cpu/conv2d_implicit_gemm_parts.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/loops.h"
-#endif
+#include "runtime/error.h"
 
 namespace ember::kernels::cpu {
 
-bool conv2d_implicit_gemm_supports(DType t, const ConvShape& s, ConvDirection pass, const char** why) {
-#if defined(__AVX512F__)
-  (void)s, (void)pass;  // every geometry and direction
+namespace implicit_gemm {
+
+const Ukernels* ukernels() {
+#if defined(__x86_64__)  // the instruction-set files are built for x86-64 only
+  switch (cpu_isa()) {
+    case CpuIsa::avx512:
+      return &kAvx512Ukernels;
+    case CpuIsa::avx2:
+      return &kAvx2Ukernels;
+    case CpuIsa::baseline:
+      break;
+  }
+#endif
+  return nullptr;
+}
+
+}  // namespace implicit_gemm
+
+namespace {
+
+// The table for a run that the registry has checked (supports); a stale choice after the cap was
+// lowered is an error, never a run of instructions the cap excludes.
+const implicit_gemm::Ukernels& ukernels_or_throw() {
+  const implicit_gemm::Ukernels* uk = implicit_gemm::ukernels();
+  EMBER_CHECK_VALUE(uk != nullptr, "conv2d implicit gemm: needs AVX2+FMA or AVX-512; ",
+                    cpu_isa_reason());
+  return *uk;
+}
+
+}  // namespace
+
+bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, const char** why) {
+  if (implicit_gemm::ukernels() == nullptr) {  // every geometry and direction, given the ISA
+    thread_local std::string reason;
+    reason = "needs AVX2+FMA or AVX-512; this CPU/cap has baseline (" + cpu_isa_reason() + ")";
+    if (why) *why = reason.c_str();
+    return false;
+  }
   if (t == DType::f32) return true;
   if (why) *why = "float32 only";
   return false;
-#else
-  (void)t, (void)s, (void)pass;
-  if (why) *why = "built without AVX-512";
-  return false;
-#endif
 }
 
 // The micro-kernels' panels and threads are the cpu's own affair (the header): the plan says
@@ -56,94 +86,7 @@ ConvGemmPlan conv2d_implicit_gemm_plan(DType t, const ConvShape& s, ConvDirectio
   return p;
 }
 
-#if defined(__AVX512F__)
 namespace implicit_gemm {
-
-// bp (taps x kNr) = the panel's columns of col(X) for group g (Note [Panel packing]). Columns
-// past the last run are zero. Each panel row is built in two registers and written with two full
-// stores. Masked loads and stores are slow on some AVX-512 machines (this one among them), so a
-// partial run loads a whole vector and blends the lanes it needs, falling back to a masked load
-// only where a whole vector would reach outside the image buffer. Taps run q-major so that each
-// run's masks and offsets are worked out once per q, not once per tap.
-void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
-                float* bp) {
-  const int64_t cg = s.cg(), hw = s.h * s.w, sw = s.stride_w;
-  const float* const x_end = x + s.x_numel();
-  const __m512i evens =
-      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const float* img[kNr];
-  int64_t ih0[kNr], off[kNr][2];
-  __mmask16 use[kNr][2], in[kNr][2][2];
-  for (int i = 0; i < nruns; ++i) {
-    img[i] = x + (runs[i].n * s.c + g * cg) * hw;
-    ih0[i] = runs[i].oh * s.stride_h - s.pad_h;
-  }
-  // A whole vector (or two) at p stays inside the image buffer.
-  auto whole = [&](const float* p, int64_t n) { return p >= x && p + n <= x_end; };
-  for (int64_t q = 0; q < s.s; ++q) {
-    // Lane j of half v (panel column 16v + j) of run i reads source column off + j (unit
-    // stride) or off + 2j (stride 2, after keeping the even floats of 32); `use` holds the lanes
-    // of the run whose source column lies inside the row, `in` the source floats that do.
-    for (int i = 0; i < nruns; ++i) {
-      const int64_t d = runs[i].dst, len = runs[i].len;
-      const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
-      for (int v = 0; v < 2; ++v) {
-        const int64_t step = std::min<int64_t>(sw, 2), o = iw + (16 * v - d) * step;
-        off[i][v] = o;
-        use[i][v] = lanes(d - 16 * v, d + len - 16 * v) &
-                    lanes(ceil_div(-o, step), ceil_div(s.w - o, step));
-        in[i][v][0] = lanes(-o, s.w - o);
-        in[i][v][1] = lanes(-o - 16, s.w - o - 16);
-      }
-    }
-    for (int64_t c = 0; c < cg; ++c)
-      for (int64_t r = 0; r < s.r; ++r) {
-        float* row = bp + ((c * s.r + r) * s.s + q) * kNr;
-        if (sw > 2) {
-          std::fill(row, row + kNr, 0.0f);
-          for (int i = 0; i < nruns; ++i) {
-            const int64_t ih = ih0[i] + r * s.dil_h;
-            if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
-            const float* src = img[i] + c * hw + ih * s.w;
-            const int64_t iw = runs[i].ow * sw - s.pad_w + q * s.dil_w;
-            for (int64_t l = 0; l < runs[i].len; ++l) {
-              const int64_t col = iw + l * sw;
-              if (col >= 0 && col < s.w) row[runs[i].dst + l] = src[col];
-            }
-          }
-          continue;
-        }
-        __m512 half[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-        for (int i = 0; i < nruns; ++i) {
-          const int64_t ih = ih0[i] + r * s.dil_h;
-          if (static_cast<uint64_t>(ih) >= static_cast<uint64_t>(s.h)) continue;
-          const float* src = img[i] + c * hw + ih * s.w;
-          for (int v = 0; v < 2; ++v) {
-            const __mmask16 m = use[i][v];
-            if (!m) continue;
-            const float* p = src + off[i][v];
-            __m512 val;
-            if (sw == 1) {
-              if (m == 0xFFFF) {
-                half[v] = _mm512_loadu_ps(p);
-                continue;
-              }
-              val = whole(p, 16) ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
-            } else {
-              const bool w = whole(p, 32);
-              const __m512 lo = w ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(in[i][v][0], p);
-              const __m512 hi =
-                  w ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(in[i][v][1], p + 16);
-              val = _mm512_permutex2var_ps(lo, evens, hi);
-            }
-            half[v] = _mm512_mask_mov_ps(half[v], m, val);
-          }
-        }
-        _mm512_storeu_ps(row, half[0]);
-        _mm512_storeu_ps(row + 16, half[1]);
-      }
-  }
-}
 
 // Copies image n of x into buf in layout l (Note [Padded images]). The parts of buf that stay
 // zero (padding, and columns a shift leaves outside the image) are the same for every image, so
@@ -174,8 +117,12 @@ namespace {
 int64_t fwd_worker_elems(const ConvShape& s) {
   return image_path(s) ? image_layout(s).elems(s) : round_up(taps(s) * kNr, kAlign);
 }
-int64_t fwd_elems(const ConvShape& s, int64_t nw) {
-  const int64_t filters = round_up(s.groups * filter_blocks(s) * kMr * taps(s), kAlign);
+// Packed filters: groups x blocks x taps x mr.
+int64_t filter_elems(const Ukernels& uk, const ConvShape& s) {
+  return round_up(s.groups * filter_blocks(s, uk.mr) * uk.mr * taps(s), kAlign);
+}
+int64_t fwd_elems(const Ukernels& uk, const ConvShape& s, int64_t nw) {
+  const int64_t filters = filter_elems(uk, s);
   return filters + nw * fwd_worker_elems(s);
 }
 // Backward data as a forward convolution (Note [Panel packing]): dY is the input, dX the output,
@@ -245,99 +192,53 @@ std::vector<DataClass> data_classes(const ConvShape& s) {
 }
 
 // Strided backward data: the largest class's convolution workspace, then its output.
-int64_t strided_data_elems(const ConvShape& s, int64_t nw) {
+int64_t strided_data_elems(const Ukernels& uk, const ConvShape& s, int64_t nw) {
   int64_t e = 0, y = 0;
   for (const DataClass& d : data_classes(s))
-    if (d.active()) e = std::max(e, fwd_elems(d.t, nw)), y = std::max(y, d.t.y_numel());
+    if (d.active()) e = std::max(e, fwd_elems(uk, d.t, nw)), y = std::max(y, d.t.y_numel());
   return round_up(e, kAlign) + y;
 }
 
-int64_t elems(const ConvShape& s, ConvDirection pass, int64_t nw) {
+int64_t elems(const Ukernels& uk, const ConvShape& s, ConvDirection pass, int64_t nw) {
   switch (pass) {
     case ConvDirection::forward:
-      return fwd_elems(s, nw);
+      return fwd_elems(uk, s, nw);
     case ConvDirection::backward_data:
-      return unit_stride(s) ? fwd_elems(transposed_shape(s), nw) : strided_data_elems(s, nw);
+      return unit_stride(s) ? fwd_elems(uk, transposed_shape(s), nw)
+                            : strided_data_elems(uk, s, nw);
     case ConvDirection::backward_filter:
-      return bwd_filter_elems(s, nw);
+      return bwd_filter_elems(uk, s, nw);
   }
   return 0;
 }
 
-int64_t threads_within(const ConvShape& s, ConvDirection pass, size_t ws_bytes) {
+int64_t threads_within(const Ukernels& uk, const ConvShape& s, ConvDirection pass,
+                       size_t ws_bytes) {
   int64_t nw = threads_for(pass == ConvDirection::backward_data ? transposed_shape(s) : s);
-  while (nw > 1 && static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) > ws_bytes) --nw;
-  EMBER_CHECK_VALUE(static_cast<size_t>(elems(s, pass, nw)) * sizeof(float) <= ws_bytes,
+  while (nw > 1 && static_cast<size_t>(elems(uk, s, pass, nw)) * sizeof(float) > ws_bytes) --nw;
+  EMBER_CHECK_VALUE(static_cast<size_t>(elems(uk, s, pass, nw)) * sizeof(float) <= ws_bytes,
                     "conv2d implicit gemm: workspace of ", ws_bytes, " bytes is too small (need ",
-                    elems(s, pass, nw) * sizeof(float), ")");
+                    elems(uk, s, pass, nw) * sizeof(float), ")");
   return nw;
 }
 
-// ap[g][block][t][i] = filter value of filter block*kMr + i (zero past the group's last filter).
+// ap[g][block][t][i] = filter value of filter block*mr + i (zero past the group's last filter).
 template <typename At>
-void pack_filters(const ConvShape& s, At&& at, float* ap) {
-  const int64_t kg = s.kg(), nb = filter_blocks(s), d = taps(s);
+void pack_filters(int64_t mr, const ConvShape& s, At&& at, float* ap) {
+  const int64_t kg = s.kg(), nb = filter_blocks(s, mr), d = taps(s);
   for (int64_t g = 0; g < s.groups; ++g)
     for (int64_t b = 0; b < nb; ++b)
       for (int64_t t = 0; t < d; ++t)
-        for (int64_t i = 0; i < kMr; ++i) {
-          const int64_t k = b * kMr + i;
-          ap[((g * nb + b) * d + t) * kMr + i] = k < kg ? at(g, k, t) : 0.0f;
+        for (int64_t i = 0; i < mr; ++i) {
+          const int64_t k = b * mr + i;
+          ap[((g * nb + b) * d + t) * mr + i] = k < kg ? at(g, k, t) : 0.0f;
         }
 }
 
-// c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed).
-inline void kernel_fwd(int64_t d, const float* a, const float* b, const float* bias, float* c,
-                       int64_t ldc) {
-  __m512 acc[kMr][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
-  for (int64_t t = 0; t < d; ++t) {
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-    }
-    a += kMr;
-    b += kNr;
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
-    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
-  }
-}
-
-// As kernel_fwd, with the panel's two halves read straight from padded images at b0 and b1 plus
-// the tap's offset (Note [Padded images]).
-inline void kernel_fwd_padded(int64_t d, const float* a, const int64_t* off, const float* b0p,
-                              const float* b1p, const float* bias, float* c, int64_t ldc) {
-  __m512 acc[kMr][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
-  for (int64_t t = 0; t < d; ++t) {
-    const __m512 b0 = _mm512_loadu_ps(b0p + off[t]), b1 = _mm512_loadu_ps(b1p + off[t]);
-#pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-    }
-    a += kMr;
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
-    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
-  }
-}
-
 // fwd_panels on the prepared-image path: each thread owns a contiguous run of images.
-void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float* bias, float* y,
-                float* bufs, int64_t nw) {
-  const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
+void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
+                const float* bias, float* y, float* bufs, int64_t nw) {
+  const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const ImageLayout l = image_layout(s);
   std::vector<int64_t> off(d);
   for (int64_t c = 0, t = 0; c < s.cg(); ++c)
@@ -347,7 +248,7 @@ void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float
   auto worker = [&](int64_t wk) {
     float* xp = bufs + wk * per;
     std::fill(xp, xp + l.elems(s), 0.0f);
-    alignas(64) float tile[kMr * kNr];
+    alignas(64) float tile[kMaxMr * kNr];
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
       fill_image(s, l, x, n, xp);
       for (int64_t g = 0; g < s.groups; ++g) {
@@ -357,16 +258,16 @@ void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float
           const float* b0 = xg + l.column(s, p0);
           const float* b1 = xg + l.column(s, p1);
           for (int64_t b = 0; b < nb; ++b) {
-            const int64_t k0 = g * kg + b * kMr, rows = std::min(kMr, kg - b * kMr);
-            float bb[kMr] = {};
+            const int64_t k0 = g * kg + b * mr, rows = std::min(mr, kg - b * mr);
+            float bb[kMaxMr] = {};
             if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
-            const float* a = ap + (g * nb + b) * d * kMr;
+            const float* a = ap + (g * nb + b) * d * mr;
             float* out = y + (n * s.k + k0) * p + p0;
-            if (cols == kNr && rows == kMr) {
-              kernel_fwd_padded(d, a, off.data(), b0, b1, bb, out, p);
+            if (cols == kNr && rows == mr) {
+              uk.fwd_padded(d, a, off.data(), b0, b1, bb, out, p);
               continue;
             }
-            kernel_fwd_padded(d, a, off.data(), b0, b1, bb, tile, kNr);
+            uk.fwd_padded(d, a, off.data(), b0, b1, bb, tile, kNr);
             for (int64_t i = 0; i < rows; ++i)
               std::memcpy(out + i * p, tile + i * kNr, sizeof(float) * cols);
           }
@@ -378,31 +279,31 @@ void fwd_padded(const ConvShape& s, const float* x, const float* ap, const float
 }
 
 // y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
-void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float* bias, float* y,
-                float* bufs, int64_t nw) {
-  const int64_t d = taps(s), kg = s.kg(), nb = filter_blocks(s), p = s.oh * s.ow;
+void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
+                const float* bias, float* y, float* bufs, int64_t nw) {
+  const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
   auto worker = [&](int64_t wk) {
     float* bp = bufs + wk * per;
-    alignas(64) float tile[kMr * kNr];
+    alignas(64) float tile[kMaxMr * kNr];
     Run runs[kNr];
     for (int64_t pi = np * wk / nw; pi < np * (wk + 1) / nw; ++pi) {
       const int nr = panel_runs(s, pi * kNr, runs);
       const bool whole = runs[0].n == runs[nr - 1].n && total - pi * kNr >= kNr;
       const int64_t p0 = runs[0].oh * s.ow + runs[0].ow;
       for (int64_t g = 0; g < s.groups; ++g) {
-        pack_panel(s, x, g, runs, nr, bp);
+        uk.pack_panel(s, x, g, runs, nr, bp);
         for (int64_t b = 0; b < nb; ++b) {
-          const int64_t k0 = g * kg + b * kMr, rows = std::min(kMr, kg - b * kMr);
-          float bb[kMr] = {};
+          const int64_t k0 = g * kg + b * mr, rows = std::min(mr, kg - b * mr);
+          float bb[kMaxMr] = {};
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
-          const float* a = ap + (g * nb + b) * d * kMr;
-          if (whole && rows == kMr) {
-            kernel_fwd(d, a, bp, bb, y + (runs[0].n * s.k + k0) * p + p0, p);
+          const float* a = ap + (g * nb + b) * d * mr;
+          if (whole && rows == mr) {
+            uk.fwd(d, a, bp, bb, y + (runs[0].n * s.k + k0) * p + p0, p);
             continue;
           }
-          kernel_fwd(d, a, bp, bb, tile, kNr);
+          uk.fwd(d, a, bp, bb, tile, kNr);
           for (int64_t i = 0; i < rows; ++i)
             for (int u = 0; u < nr; ++u)
               std::memcpy(y + (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
@@ -414,12 +315,12 @@ void fwd_panels(const ConvShape& s, const float* x, const float* ap, const float
   run_workers(nw, worker);
 }
 
-void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float* dx,
-                      void* workspace, int64_t nw) {
+void bwd_data_strided(const Ukernels& uk, const ConvShape& s, const float* dy, const float* w,
+                      float* dx, void* workspace, int64_t nw) {
   const std::vector<DataClass> classes = data_classes(s);
   int64_t e = 0;
   for (const DataClass& d : classes)
-    if (d.active()) e = std::max(e, fwd_elems(d.t, nw));
+    if (d.active()) e = std::max(e, fwd_elems(uk, d.t, nw));
   float* ap = static_cast<float*>(workspace);
   float* out = ap + round_up(e, kAlign);
   const int64_t kg = s.kg(), cg = s.cg(), rs = s.r * s.s, hw = s.h * s.w;
@@ -428,17 +329,17 @@ void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float
     if (d.active()) {  // Note [Strided backward data]
       const int64_t tr = t.r * t.s;
       pack_filters(
-          t,
+          uk.mr, t,
           [&](int64_t g, int64_t c, int64_t tap) {
             const int64_t k = tap / tr, r = d.rows.taps[tap % tr / t.s], q = d.cols.taps[tap % t.s];
             return w[((g * kg + k) * cg + c) * rs + r * s.s + q];
           },
           ap);
-      float* bufs = ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign);
+      float* bufs = ap + filter_elems(uk, t);
       if (image_path(t))
-        fwd_padded(t, dy, ap, nullptr, out, bufs, nw);
+        fwd_padded(uk, t, dy, ap, nullptr, out, bufs, nw);
       else
-        fwd_panels(t, dy, ap, nullptr, out, bufs, nw);
+        fwd_panels(uk, t, dy, ap, nullptr, out, bufs, nw);
     }
     // Scatter the class's rows and columns into dX (zero where no tap reaches).
     const int64_t oh = d.rows.count, ow = d.cols.count;
@@ -455,94 +356,86 @@ void bwd_data_strided(const ConvShape& s, const float* dy, const float* w, float
   }
 }
 
-}  // namespace
-
-double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass) {
+// Work in vector multiply-adds of the table's width, as the header says.
+double work(const Ukernels& uk, const ConvShape& s, ConvDirection pass) {
   if (pass == ConvDirection::backward_data && !unit_stride(s)) {  // the classes, plus scattering dX
-    double work = 2.0 * double(s.x_numel());            // strided scalar stores, zeros included
+    double w = 2.0 * double(s.x_numel());                         // strided scalar stores
     for (const DataClass& d : data_classes(s))
-      if (d.active()) work += conv2d_implicit_gemm_work(d.t, ConvDirection::forward);
-    return work;
+      if (d.active()) w += work(uk, d.t, ConvDirection::forward);
+    return w;
   }
   const ConvShape t = pass == ConvDirection::backward_data ? transposed_shape(s) : s;
   const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
   const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
-  if (pass == ConvDirection::backward_filter) return bwd_filter_work(t);
-  return cols * (d * round_up(t.kg(), kMr) / 16.0 + gather);
+  if (pass == ConvDirection::backward_filter) return bwd_filter_work(uk, t);
+  return cols * (d * double(round_up(t.kg(), uk.mr)) / double(uk.lanes) + gather);
+}
+
+}  // namespace
+
+double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass) {
+  const Ukernels* uk = ukernels();
+  return uk ? work(*uk, s, pass) : 0.0;
+}
+
+const char* conv2d_implicit_gemm_isa() {
+  const Ukernels* uk = ukernels();
+  return uk ? uk->isa : nullptr;
 }
 
 size_t conv2d_implicit_gemm_workspace_bytes(DType, const ConvShape& s, ConvDirection pass) {
+  const Ukernels* uk = ukernels();
+  if (uk == nullptr) return 0;
   const int64_t nw = threads_for(pass == ConvDirection::backward_data ? transposed_shape(s) : s);
-  return static_cast<size_t>(elems(s, pass, nw)) * sizeof(float);
+  return static_cast<size_t>(elems(*uk, s, pass, nw)) * sizeof(float);
 }
 
 void conv2d_fwd_implicit_gemm(DType, const ConvShape& s, const void* x_v, const void* w_v,
                               const void* bias_v, void* y_v, void* workspace,
                               size_t workspace_bytes, Stream) {
+  const Ukernels& uk = ukernels_or_throw();
   const float *x = static_cast<const float*>(x_v), *w = static_cast<const float*>(w_v);
   const float* bias = static_cast<const float*>(bias_v);
   float* y = static_cast<float*>(y_v);
-  const int64_t nw = threads_within(s, ConvDirection::forward, workspace_bytes);
+  const int64_t nw = threads_within(uk, s, ConvDirection::forward, workspace_bytes);
   float* ap = static_cast<float*>(workspace);
   const int64_t kg = s.kg(), d = taps(s);
   pack_filters(
-      s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
-  float* bufs = ap + round_up(s.groups * filter_blocks(s) * kMr * d, kAlign);
-  if (image_path(s)) return fwd_padded(s, x, ap, bias, y, bufs, nw);
-  fwd_panels(s, x, ap, bias, y, bufs, nw);
+      uk.mr, s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
+  float* bufs = ap + filter_elems(uk, s);
+  if (image_path(s)) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw);
+  fwd_panels(uk, s, x, ap, bias, y, bufs, nw);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, const void* w_v,
                                    void* dx_v, void* workspace, size_t workspace_bytes, Stream) {
+  const Ukernels& uk = ukernels_or_throw();
   const float *dy = static_cast<const float*>(dy_v), *w = static_cast<const float*>(w_v);
   float* dx = static_cast<float*>(dx_v);
-  const int64_t nw = threads_within(s, ConvDirection::backward_data, workspace_bytes);
-  if (!unit_stride(s)) return bwd_data_strided(s, dy, w, dx, workspace, nw);
+  const int64_t nw = threads_within(uk, s, ConvDirection::backward_data, workspace_bytes);
+  if (!unit_stride(s)) return bwd_data_strided(uk, s, dy, w, dx, workspace, nw);
   const ConvShape t = transposed_shape(s);
   float* ap = static_cast<float*>(workspace);
   // Filter c of the transposed convolution, tap (k, r, q): w[k][c][R-1-r][S-1-q] of the group.
   const int64_t kg = s.kg(), cg = s.cg(), rs = s.r * s.s;
   pack_filters(
-      t,
+      uk.mr, t,
       [&](int64_t g, int64_t c, int64_t tap) {
         const int64_t k = tap / rs, flip = rs - 1 - tap % rs;
         return w[((g * kg + k) * cg + c) * rs + flip];
       },
       ap);
-  float* bufs = ap + round_up(t.groups * filter_blocks(t) * kMr * taps(t), kAlign);
-  if (image_path(t)) return fwd_padded(t, dy, ap, nullptr, dx, bufs, nw);
-  fwd_panels(t, dy, ap, nullptr, dx, bufs, nw);
+  float* bufs = ap + filter_elems(uk, t);
+  if (image_path(t)) return fwd_padded(uk, t, dy, ap, nullptr, dx, bufs, nw);
+  fwd_panels(uk, t, dy, ap, nullptr, dx, bufs, nw);
 }
 
 void conv2d_bwd_filter_implicit_gemm(DType, const ConvShape& s, const void* dy, const void* x,
                                      void* dw, void* workspace, size_t workspace_bytes, Stream) {
-  const int64_t nw = threads_within(s, ConvDirection::backward_filter, workspace_bytes);
-  bwd_filter(s, static_cast<const float*>(dy), static_cast<const float*>(x), static_cast<float*>(dw),
-             static_cast<float*>(workspace), nw);
+  const Ukernels& uk = ukernels_or_throw();
+  const int64_t nw = threads_within(uk, s, ConvDirection::backward_filter, workspace_bytes);
+  bwd_filter(uk, s, static_cast<const float*>(dy), static_cast<const float*>(x),
+             static_cast<float*>(dw), static_cast<float*>(workspace), nw);
 }
-
-#else  // no AVX-512: conv2d_implicit_gemm_supports says so, and these are never called.
-
-size_t conv2d_implicit_gemm_workspace_bytes(DType, const ConvShape&, ConvDirection) {
-  return 0;
-}
-double conv2d_implicit_gemm_work(const ConvShape&, ConvDirection) {
-  return 0.0;
-}
-
-void conv2d_fwd_implicit_gemm(DType, const ConvShape&, const void*, const void*, const void*, void*,
-                              void*, size_t, Stream) {
-  EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
-}
-void conv2d_bwd_data_implicit_gemm(DType, const ConvShape&, const void*, const void*, void*, void*,
-                                   size_t, Stream) {
-  EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
-}
-void conv2d_bwd_filter_implicit_gemm(DType, const ConvShape&, const void*, const void*, void*,
-                                     void*, size_t, Stream) {
-  EMBER_THROW(ValueError, "conv2d implicit gemm: built without AVX-512");
-}
-
-#endif
 
 }  // namespace ember::kernels::cpu

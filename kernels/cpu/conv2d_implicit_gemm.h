@@ -1,7 +1,9 @@
-// 2-D convolution on the CPU as an implicit GEMM: float32 only, built when the compiler targets
-// AVX-512 (EMBER_NATIVE on such a machine). The receptive fields are never written out as a
-// column matrix: each 32-column panel of it is gathered straight from the NCHW image into the
-// GEMM's packed operand, which stays in cache, and a register-tiled micro-kernel multiplies it.
+// 2-D convolution on the CPU as an implicit GEMM: float32 only, on x86-64 CPUs with AVX2+FMA or
+// AVX-512, whatever the build's target: both sets of micro-kernels are in every x86-64 build and
+// one is chosen at run time (kernels/cpu/cpu_isa.h, EMBER_CPU_ISA). The receptive fields are
+// never written out as a column matrix: each 32-column panel of it is gathered straight from the
+// NCHW image into the GEMM's packed operand, which stays in cache, and a register-tiled
+// micro-kernel multiplies it.
 //
 //   forward          Y = W * col(X)
 //   backward data    dX = W' * col'(dY): a forward convolution of dY with the filters flipped in
@@ -29,12 +31,19 @@ namespace ember::kernels::cpu {
 
 // The table's entries (kernels/kernel_table.h: conv2d_implicit_gemm_supports, _workspace_bytes,
 // _plan, conv2d_{fwd,bwd_data,bwd_filter}_implicit_gemm) are this algorithm on the cpu; `supports`
-// says false, with the reason, for anything but float32 on an AVX-512 build, and the others
-// require it. The cost model's estimate is the cpu's own:
+// says false, with the reason, for anything but float32, and for a CPU (or cap) without AVX2+FMA
+// ("needs AVX2+FMA or AVX-512; ..."); the others require it, and the run functions throw
+// ValueError where the instruction set was lowered since. Each call uses the instruction set
+// cpu_isa() answers at its start. The cost model's estimate is the cpu's own:
 
-// Estimated work of `pass` on one thread, in vector multiply-adds (16 lanes, rounded up to the
-// micro-kernels' tiles) plus one unit per value gathered without a prepared image copy: what the
-// registry's cost model compares with the other algorithms. Zero when not supported.
+// Estimated work of `pass` on one thread, in vector multiply-adds of the instruction set in use
+// (16 lanes on AVX-512, 8 on AVX2; rounded up to the micro-kernels' tiles) plus one unit per value
+// gathered without a prepared image copy: what the registry's cost model compares with the other
+// algorithms. Zero when not supported.
 double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass);
+
+// The micro-kernels the next call would use: "avx512", "avx2", or null where there are none.
+// Throws as cpu_isa() (a bad EMBER_CPU_ISA).
+const char* conv2d_implicit_gemm_isa();
 
 }  // namespace ember::kernels::cpu

@@ -1,16 +1,17 @@
 // Parts shared by the implicit-GEMM convolution's two files (kernels/cpu/conv2d_implicit_gemm.cpp:
 // forward and backward data; kernels/cpu/conv2d_implicit_gemm_filter.cpp: the filter gradient):
-// tile sizes, the threading rule, the image-copy layout, panel runs and packing. Private to those
-// files; AVX-512 builds only.
+// tile sizes, the threading rule, the image-copy layout and panel runs. Private to those files,
+// which are compiled for the build's target and reach the instruction sets' micro-kernels through
+// their tables (kernels/cpu/conv2d_implicit_gemm_ukernels.h).
 #pragma once
 
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "kernels/conv_shape.h"
+#include "kernels/cpu/conv2d_implicit_gemm_ukernels.h"
 
 namespace ember::kernels::cpu::implicit_gemm {
 
@@ -18,10 +19,7 @@ inline bool unit_stride(const ConvShape& s) {
   return s.stride_h == 1 && s.stride_w == 1;
 }
 
-constexpr int64_t kNr = 32;      // columns per panel: two vectors
-constexpr int64_t kMr = 8;       // filters per forward tile
-constexpr int64_t kTapPad = 24;  // backward-filter tiles are 24 / NK taps high
-constexpr int64_t kAlign = 16;   // floats: 64-byte alignment of every workspace buffer
+constexpr int64_t kAlign = 16;  // floats: 64-byte alignment of every workspace buffer
 
 inline int64_t round_up(int64_t a, int64_t b) {
   return (a + b - 1) / b * b;
@@ -39,8 +37,9 @@ inline int64_t columns(const ConvShape& s) {
 inline int64_t panels(const ConvShape& s) {
   return (columns(s) + kNr - 1) / kNr;
 }
-inline int64_t filter_blocks(const ConvShape& s) {
-  return (s.kg() + kMr - 1) / kMr;
+// Forward tiles of mr filters (Ukernels::mr) per group.
+inline int64_t filter_blocks(const ConvShape& s, int64_t mr) {
+  return (s.kg() + mr - 1) / mr;
 }
 
 // Parallel over panels only when there is enough work to pay for waking the team.
@@ -105,11 +104,7 @@ inline bool image_path(const ConvShape& s) {
   return image_layout(s).ok && s.n >= max_threads(s);
 }
 
-// Columns [dst, dst + len) of a panel: image n, output row oh, output columns [ow, ow + len).
-struct Run {
-  int64_t n, oh, ow, len, dst;
-};
-
+// The runs of the panel whose first column is j0; returns how many.
 inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
   const int64_t p = s.oh * s.ow, end = std::min(j0 + kNr, columns(s));
   int count = 0;
@@ -122,27 +117,18 @@ inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
   return count;
 }
 
-// Lanes [lo, hi) of a 16-lane mask, clamped to [0, 16).
-inline __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = std::max<int64_t>(lo, 0);
-  hi = std::min<int64_t>(hi, 16);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
-// bp (taps x kNr) = the panel's columns of col(X) for group g (Note [Panel packing]). Columns
-// past the last run are zero.
-void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
-                float* bp);
-
 // Copies image n of x into buf in layout l (Note [Padded images]).
 void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf);
 
+// The micro-kernels of the instruction set the cap allows on this CPU (kernels/cpu/cpu_isa.h);
+// null where there is none (baseline).
+const Ukernels* ukernels();
+
 // The filter gradient (kernels/cpu/conv2d_implicit_gemm_filter.cpp): workspace floats for nw
 // threads, estimated work (as conv2d_implicit_gemm_work) and the run.
-int64_t bwd_filter_elems(const ConvShape& s, int64_t nw);
-double bwd_filter_work(const ConvShape& s);
-void bwd_filter(const ConvShape& s, const float* dy, const float* x, float* dw, float* ws,
-                int64_t nw);
+int64_t bwd_filter_elems(const Ukernels& uk, const ConvShape& s, int64_t nw);
+double bwd_filter_work(const Ukernels& uk, const ConvShape& s);
+void bwd_filter(const Ukernels& uk, const ConvShape& s, const float* dy, const float* x, float* dw,
+                float* ws, int64_t nw);
 
 }  // namespace ember::kernels::cpu::implicit_gemm

@@ -164,11 +164,12 @@ struct ConvPolicyGuard {
   }
 };
 
-// True when the registry refuses candidate `c` because this build lacks the instructions it
-// needs (implicit_gemm on the cpu without AVX-512: "built without AVX-512"). Such a candidate is a
-// case to skip, loudly, with that reason; any other refusal is the registry's to justify.
+// True when the registry refuses candidate `c` because this CPU (or the EMBER_CPU_ISA cap) lacks
+// the instructions it needs (implicit_gemm on the cpu without AVX2+FMA: "needs AVX2+FMA or
+// AVX-512; ..."). Such a candidate is a case to skip, loudly, with that reason; any other refusal
+// is the registry's to justify.
 inline bool built_without_instructions(const ops::ConvCandidate& c) {
-  return !c.supported && c.reason.find("built without") != std::string::npos;
+  return !c.supported && c.reason.find("needs AVX2+FMA or AVX-512") != std::string::npos;
 }
 
 // got (on dev, dtype t) against the float64 loops: within 16 ulps of the sum of the terms'

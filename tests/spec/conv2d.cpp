@@ -3,14 +3,17 @@
 // direction, with and without bias, against the naive float64 loops of ops/conv_test_util.h, on
 // its case table (odd shapes, batch 1, channels not a multiple of 8, sizes that straddle the
 // tiles, 1x1 and 5x5, stride, padding, dilation, groups, depthwise, split-K backward-filter) and
-// strided operands. An algorithm that refuses a key here (float32 only, no AVX-512) is reported
-// as skipped with the registry's reason when no case ran it.
+// strided operands. On the cpu, implicit_gemm runs once per instruction set this CPU has (AVX-512,
+// AVX2: the EMBER_CPU_ISA cap set to each, kernels/cpu/cpu_isa.h); one the CPU lacks is reported
+// as skipped, and so is an algorithm that refuses a key here (float32 only, no AVX2), with the
+// registry's reason, when no case ran it.
 #include <doctest/doctest.h>
 
 #include <map>
 #include <set>
 #include <string>
 
+#include "kernels/cpu/cpu_isa.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
@@ -38,6 +41,34 @@ std::vector<std::string> algo_names(Device dev) {
   return names;
 }
 
+// One pass of an algorithm over the cases: on the cpu, implicit_gemm once per instruction set the
+// CPU has (`isa`, the cap to set), every other algorithm once (isa empty).
+struct AlgoRun {
+  std::string algo, isa;
+  std::string label() const { return isa.empty() ? algo : algo + "[" + isa + "]"; }
+};
+
+constexpr kernels::cpu::CpuIsa kKernelIsas[] = {kernels::cpu::CpuIsa::avx512,
+                                                kernels::cpu::CpuIsa::avx2};
+
+std::vector<AlgoRun> algo_runs(Device dev) {
+  namespace kc = kernels::cpu;
+  std::vector<AlgoRun> out;
+  for (const std::string& algo : algo_names(dev)) {
+    bool any = false;
+    if (dev.is_cpu() && algo == "implicit_gemm")
+      for (kc::CpuIsa isa : kKernelIsas)
+        if (isa <= kc::cpu_isa_detected()) out.push_back({algo, kc::cpu_isa_name(isa)}), any = true;
+    if (!any) out.push_back({algo, ""});  // on a CPU with neither, the registry says why
+  }
+  return out;
+}
+
+// Lifts the cap the cpu runs set, whatever happens.
+struct CpuIsaGuard {
+  ~CpuIsaGuard() { kernels::cpu::set_cpu_isa_cap(""); }
+};
+
 // The operand layouts a case runs with: all three on the cpu and cuda; on the emulator, whose
 // cost per case is some 50 times the cpu's, one per thread order and a different one in each,
 // so that the three orders together run every case in every layout once.
@@ -51,6 +82,7 @@ std::vector<Layout> layouts_for(Device dev, size_t case_index) {
 
 TEST_CASE("conv2d: every algorithm of every target, every direction, against float64 loops") {
   ConvPolicyGuard guard;
+  CpuIsaGuard isa_guard;
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
@@ -80,14 +112,18 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
                              b.to_vector<double>(), dy.to_vector<double>(), ys[2], ys[3]);
           const ConvRef ref_nobias = conv_reference(cs, x.to_vector<double>(),
                                                     w.to_vector<double>(), {}, {}, ys[2], ys[3]);
-          for (const std::string& algo : algo_names(dev)) {
-            CAPTURE(algo);
+          for (const AlgoRun& run : algo_runs(dev)) {
+            const std::string& algo = run.algo;
+            const std::string label = run.label();
+            CAPTURE(label);
+            kernels::cpu::set_cpu_isa_cap(run.isa);
+            ops::clear_conv_algo_cache();  // the registry's choices hold for one cap
             ops::set_conv_algo(algo);
             // Some algorithms cover only some keys (e.g. float32 only); the others fall back.
             auto runs = [&](ConvDirection d) {
               const ops::ConvKey key = ops::conv2d_key(d, xs, ws, t, dev, cs.p);
               const ops::ConvSelection sel = ops::explain_conv_algos(key);
-              const std::string what = dev.str() + ", " + algo + ", " + dtype_name(t) + ", " +
+              const std::string what = dev.str() + ", " + label + ", " + dtype_name(t) + ", " +
                                        ops::conv_direction_name(d);
               if (sel.chosen == algo) return ran.insert(what), true;
               for (const ops::ConvCandidate& c : sel.candidates)
@@ -112,6 +148,11 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
   });
   for (const auto& [what, reason] : refused)
     if (ran.count(what) == 0) skip_case(what + ": " + reason);
+  for (kernels::cpu::CpuIsa isa : kKernelIsas)
+    if (isa > kernels::cpu::cpu_isa_detected())
+      skip_case(std::string("cpu, implicit_gemm[") + kernels::cpu::cpu_isa_name(isa) +
+                "], every case: this CPU has only " +
+                kernels::cpu::cpu_isa_name(kernels::cpu::cpu_isa_detected()));
 }
 
 }  // namespace ember::test
