@@ -54,8 +54,8 @@ class Fft final : public ConvAlgo {
   // both at the direct kernels' rate (one thread per sum, operands from global memory: /50),
   // plus 10 per launch (4 per chunk). A 3 x 3 filter keeps 14 of 16 points per side but pays
   // T (T/2 + 1) / (14^2 * 9) ~ 0.08 complex products per multiply-add of the direct sum: slower
-  // than the implicit GEMM. The ratio falls as R^2 grows, and from 7 x 7 on images of a tile or
-  // more the FFT wins (docs/conv.md has the table).
+  // than the implicit GEMM. The ratio falls as R^2 grows: from 7 x 7 on images of several tiles
+  // (56 x 56, 64 channels) the FFT wins, on 16 x 16 it still loses (docs/conv.md has the table).
   double cost(const ConvKey& k) const override {
     const ConvFftPlan p = plan_of(k);
     const bool bwd = k.direction == ConvDirection::backward_data;
