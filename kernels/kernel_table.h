@@ -21,6 +21,7 @@
 
 #include "kernels/activation_math.h"
 #include "kernels/batch_norm_shape.h"
+#include "kernels/conv_fft_plan.h"
 #include "kernels/conv_shape.h"
 #include "kernels/elementwise_shape.h"
 #include "kernels/gemm_shape.h"
@@ -95,6 +96,19 @@ using Stream = ::ember::gpu::Stream;
   X(conv2d_bwd_filter_implicit_gemm, void,                                                       \
     (DType t, const ConvShape& s, const void* dy, const void* x, void* dw, void* workspace,      \
      size_t workspace_bytes, Stream stream))                                                     \
+  /* FFT convolution (kernels/conv_fft_plan.h): forward and backward-data */                     \
+  X(conv2d_fft_supports, bool,                                                                   \
+    (DType t, const ConvShape& s, ConvDirection d, const char** why))                            \
+  X(conv2d_fft_plan, ConvFftPlan, (DType t, const ConvShape& s, ConvDirection d))                \
+  X(conv2d_fft_workspace_bytes, size_t, (DType t, const ConvShape& s, ConvDirection d))          \
+  X(conv2d_fwd_fft, void,                                                                        \
+    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,       \
+     void* workspace, size_t workspace_bytes, Stream stream))                                    \
+  X(conv2d_bwd_data_fft, void,                                                                   \
+    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, void* workspace,      \
+     size_t workspace_bytes, Stream stream))                                                     \
+  X(conv2d_fft_tiles, void,                                                                      \
+    (DType t, int tile, int64_t count, bool inverse, const void* in, void* out, Stream stream))  \
   /* pooling (kernels/pool_shape.h) */                                                           \
   X(max_pool2d_fwd, void,                                                                        \
     (DType t, const PoolShape& s, const void* x, void* y, int64_t* idx, Stream stream))          \

@@ -4,6 +4,7 @@
 //   direct         cpu, cuda, emu: the definition's loops (one thread per output on a GPU)
 //   implicit_gemm  cpu (AVX2 or AVX-512 CPUs, float32), cuda, emu: a GEMM whose operand tiles are
 //                  gathered from the NCHW tensors, no column matrix
+//   fft            cuda, emu: overlap-save FFT convolution (ops/conv2d_fft.cpp)
 #include <omp.h>
 
 #include <algorithm>
@@ -177,22 +178,28 @@ class ImplicitGemm final : public ConvAlgo {
   void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,
                          ConvWorkspace ws) const override {
     const Device dev = k.device();
-    kernels_for(dev).conv2d_bwd_data_implicit_gemm(k.dtype, k.shape, dy, w, dx, ws.data,
-                                                   ws.bytes, stream_of(dev));
+    kernels_for(dev).conv2d_bwd_data_implicit_gemm(k.dtype, k.shape, dy, w, dx, ws.data, ws.bytes,
+                                                   stream_of(dev));
   }
   void run_backward_filter(const ConvKey& k, const void* dy, const void* x, void* dw,
                            ConvWorkspace ws) const override {
     const Device dev = k.device();
-    kernels_for(dev).conv2d_bwd_filter_implicit_gemm(k.dtype, k.shape, dy, x, dw, ws.data,
-                                                     ws.bytes, stream_of(dev));
+    kernels_for(dev).conv2d_bwd_filter_implicit_gemm(k.dtype, k.shape, dy, x, dw, ws.data, ws.bytes,
+                                                     stream_of(dev));
   }
 };
 
 }  // namespace
 
+ConvAlgoPtr make_fft_conv_algo();  // ops/conv2d_fft.cpp
+
 std::vector<ConvAlgoPtr> builtin_conv_algos() {
-  return {std::make_shared<const Im2colGemm>(), std::make_shared<const Direct>(),
-          std::make_shared<const ImplicitGemm>()};
+  return {
+      std::make_shared<const Im2colGemm>(),
+      std::make_shared<const Direct>(),
+      std::make_shared<const ImplicitGemm>(),
+      make_fft_conv_algo(),
+  };
 }
 
 }  // namespace ember::ops

@@ -1,14 +1,18 @@
 // conv2d on every target (tests/spec/spec.h): every registered algorithm that runs on the target
-// (cpu: direct, implicit_gemm, im2col_gemm; emu and cuda: direct, implicit_gemm), in every
+// (cpu: direct, implicit_gemm, im2col_gemm; emu and cuda: direct, implicit_gemm, fft), in every
 // direction, with and without bias, against the naive float64 loops of ops/conv_test_util.h, on
 // its case table (odd shapes, batch 1, channels not a multiple of 8, sizes that straddle the
 // tiles, 1x1 and 5x5, stride, padding, dilation, groups, depthwise, split-K backward-filter) and
 // strided operands. On the cpu, implicit_gemm runs once per instruction set this CPU has (AVX-512,
 // AVX2: the EMBER_CPU_ISA cap set to each, kernels/cpu/cpu_isa.h); one the CPU lacks is reported
 // as skipped, and so is an algorithm that refuses a key here (float32 only, no AVX2), with the
-// registry's reason, when no case ran it.
+// registry's reason, when no case ran it. The FFT convolution has cases of its own (every
+// filter size it claims, images smaller than one tile, padding beyond the filter, several tiles
+// a side).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -78,6 +82,62 @@ std::vector<Layout> layouts_for(Device dev, size_t case_index) {
   return {all[(case_index + static_cast<size_t>(simt::options().order)) % 3]};
 }
 
+// The cases aimed at `fft` (stride 1, dilation 1, groups 1): filters 1x1 to 17x17 (17x17 on
+// 40 x 40 takes 64-point tiles, 13x13 and 9x9 32-point ones, the rest 16), odd sizes, batch 1,
+// channel counts off 8, images smaller than one tile or than the filter, padding beyond R - 1
+// (backward-data then crops: pad' = R - 1 - pad < 0). Every algorithm runs them.
+const std::vector<ConvCase>& fft_cases() {
+  static const std::vector<ConvCase> c = {
+      {"fft 1x1, batch 1, 5x7 (less than a tile)", 1, 3, 5, 7, 5, 1, 1,
+       conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"fft 3x3 pad 1, 19x17 (two tiles a side)", 2, 5, 19, 17, 3, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
+      {"fft 5x5 no padding, 21x23", 1, 3, 21, 23, 7, 5, 5, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"fft 7x7 pad 3, 27x25", 1, 3, 27, 25, 5, 7, 7, conv_params(1, 1, 3, 3, 1, 1, 1)},
+      {"fft 9x9 pad 4, batch 3, 11x13", 3, 2, 11, 13, 3, 9, 9, conv_params(1, 1, 4, 4, 1, 1, 1)},
+      {"fft 13x13 pad 6, 9x11 (less than the filter)", 1, 3, 9, 11, 4, 13, 13,
+       conv_params(1, 1, 6, 6, 1, 1, 1)},
+      {"fft 13x13 no padding, 31x29", 1, 2, 31, 29, 3, 13, 13, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"fft 7x5, padding (2, 5): beyond S - 1 in width", 2, 3, 10, 9, 3, 7, 5,
+       conv_params(1, 1, 2, 5, 1, 1, 1)},
+      {"fft 3x3 pad 3", 1, 2, 6, 7, 3, 3, 3, conv_params(1, 1, 3, 3, 1, 1, 1)},
+      {"fft 17x17 pad 8, 40x40 (64-point tiles)", 1, 2, 40, 40, 2, 17, 17,
+       conv_params(1, 1, 8, 8, 1, 1, 1)},
+  };
+  return c;
+}
+
+// conv_cases() then fft_cases().
+std::vector<ConvCase> all_cases() {
+  std::vector<ConvCase> all = conv_cases();
+  all.insert(all.end(), fft_cases().begin(), fft_cases().end());
+  return all;
+}
+
+// `fft` against the float64 loops: its rounding is at the size of a whole tile's spectrum, not of
+// one output's terms (every output of a tile comes out of the same inverse transform), so an
+// element's bound adds kFftUlps ulps of the largest sum of |terms| in the tensor to
+// check_conv_close's 16 ulps of its own. Measured over these cases, the largest error is about a
+// tenth of the bound (the test case reports it).
+constexpr double kFftUlps = 16;
+double fft_worst = 0;  // the largest error / bound seen, reported at the end of the test case
+void check_fft_close(const Tensor& got, Device dev, const std::vector<double>& want,
+                     const std::vector<double>& abs_sum, DType t) {
+  CHECK(got.device() == dev);
+  CHECK(got.dtype() == t);
+  const std::vector<double> g = got.to_vector<double>();
+  REQUIRE(g.size() == want.size());
+  const double eps = t == kFloat32 ? 1.2e-7 : 2.3e-16;
+  double scale = 0, worst = 0;
+  for (double a : abs_sum) scale = std::max(scale, a);
+  for (size_t i = 0; i < g.size(); ++i)
+    worst = std::max(worst, std::abs(g[i] - want[i]) /
+                                (16 * eps * abs_sum[i] + kFftUlps * eps * scale + 1e-300));
+  CAPTURE(worst);
+  CHECK(worst <= 1.0);
+  fft_worst = std::max(fft_worst, worst);
+}
+
 }  // namespace
 
 TEST_CASE("conv2d: every algorithm of every target, every direction, against float64 loops") {
@@ -91,8 +151,9 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
   std::set<std::string> ran;
   std::map<std::string, std::string> refused;
   for_each_target([&](Device dev) {
-    for (size_t ci = 0; ci < conv_cases().size(); ++ci) {
-      const ConvCase& cs = conv_cases()[ci];
+    const std::vector<ConvCase> cases = all_cases();
+    for (size_t ci = 0; ci < cases.size(); ++ci) {
+      const ConvCase& cs = cases[ci];
       const std::string case_name = cs.name;
       CAPTURE(case_name);
       const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
@@ -130,22 +191,21 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
                 if (c.name == algo) refused.emplace(what, c.reason);
               return false;
             };
+            const auto check = algo == "fft" ? check_fft_close : check_conv_close;
             if (runs(ConvDirection::forward)) {
-              check_conv_close(ops::conv2d(x, w, b, cs.p), dev, ref.y, ref.y_abs, t);
-              check_conv_close(ops::conv2d(x, w, Tensor(), cs.p), dev, ref_nobias.y,
-                               ref_nobias.y_abs, t);
+              check(ops::conv2d(x, w, b, cs.p), dev, ref.y, ref.y_abs, t);
+              check(ops::conv2d(x, w, Tensor(), cs.p), dev, ref_nobias.y, ref_nobias.y_abs, t);
             }
             if (runs(ConvDirection::backward_data))
-              check_conv_close(ops::conv2d_backward_data(dy, w, xs, cs.p), dev, ref.dx, ref.dx_abs,
-                               t);
+              check(ops::conv2d_backward_data(dy, w, xs, cs.p), dev, ref.dx, ref.dx_abs, t);
             if (runs(ConvDirection::backward_filter))
-              check_conv_close(ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, ref.dw,
-                               ref.dw_abs, t);
+              check(ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, ref.dw, ref.dw_abs, t);
           }
         }
       }
     }
   });
+  if (fft_worst > 0) MESSAGE("fft: the largest error is ", fft_worst, " of its bound");
   for (const auto& [what, reason] : refused)
     if (ran.count(what) == 0) skip_case(what + ": " + reason);
   for (kernels::cpu::CpuIsa isa : kKernelIsas)
