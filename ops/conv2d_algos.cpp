@@ -4,6 +4,8 @@
 //   direct         cpu, cuda, emu: the definition's loops (one thread per output on a GPU)
 //   implicit_gemm  cpu (AVX-512 builds, float32), cuda, emu: a GEMM whose operand tiles are
 //                  gathered from the NCHW tensors, no column matrix
+// and, each in a file of its own, winograd_f2x2_3x3 and winograd_f4x4_3x3
+// (ops/conv2d_winograd.cpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -189,8 +191,11 @@ class ImplicitGemm final : public ConvAlgo {
 }  // namespace
 
 std::vector<ConvAlgoPtr> builtin_conv_algos() {
-  return {std::make_shared<const Im2colGemm>(), std::make_shared<const Direct>(),
-          std::make_shared<const ImplicitGemm>()};
+  std::vector<ConvAlgoPtr> algos = {std::make_shared<const Im2colGemm>(),
+                                    std::make_shared<const Direct>(),
+                                    std::make_shared<const ImplicitGemm>()};
+  for (ConvAlgoPtr& a : winograd_conv_algos()) algos.push_back(std::move(a));
+  return algos;
 }
 
 }  // namespace ember::ops
