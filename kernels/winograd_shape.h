@@ -35,13 +35,13 @@ struct WinogradGeometry {
   int64_t tiles_h = 0, tiles_w = 0;  // ceil(oh / m), ceil(ow / m)
   bool flip = false;                 // backward-data's filter reading
 
-  int64_t tiles() const { return n * tiles_h * tiles_w; }
-  int64_t positions() const { return int64_t(alpha) * alpha; }
+  EMBER_HOST_DEVICE int64_t tiles() const { return n * tiles_h * tiles_w; }
+  EMBER_HOST_DEVICE int64_t positions() const { return int64_t(alpha) * alpha; }
   // Elements of the three buffers in the workspace, in this order: U [alpha^2][co][ci],
   // V [alpha^2][ci][tiles], M [alpha^2][co][tiles].
-  int64_t u_elems() const { return positions() * co * ci; }
-  int64_t v_elems() const { return positions() * ci * tiles(); }
-  int64_t m_elems() const { return positions() * co * tiles(); }
+  EMBER_HOST_DEVICE int64_t u_elems() const { return positions() * co * ci; }
+  EMBER_HOST_DEVICE int64_t v_elems() const { return positions() * ci * tiles(); }
+  EMBER_HOST_DEVICE int64_t m_elems() const { return positions() * co * tiles(); }
   // The filter element that tap (r, s) of output channel o and input channel i reads.
   EMBER_HOST_DEVICE int64_t filter_index(int64_t o, int64_t i, int r, int s) const {
     return flip ? (i * co + o) * 9 + (2 - r) * 3 + (2 - s) : (o * ci + i) * 9 + r * 3 + s;
