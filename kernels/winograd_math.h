@@ -1,16 +1,16 @@
 // Winograd convolution F(m x m, 3 x 3) (Lavin & Gray, "Fast Algorithms for Convolutional Neural
-// Networks", 2015): the transform matrices as the paper's tables, the three per-tile transforms
-// and the geometry of the non-fused algorithm, shared by the CPU kernels
-// (kernels/cpu/conv2d_winograd.cpp) and the GPU kernels (kernels/cuda/conv2d_winograd.cu).
+// Networks", 2015): the transform matrices as the paper's tables and the three per-tile
+// transforms, shared by the CPU kernels (kernels/cpu/conv2d_winograd.cpp) and the GPU kernels
+// (kernels/cuda/conv2d_winograd.cu).
 //
 // Each m x m output tile Y comes from an alpha x alpha input tile d (alpha = m + 2; neighbouring
 // tiles overlap by 2) and the 3 x 3 filter g:
 //   Y = A^T [ (G g G^T) (.) (B^T d B) ] A
-// The non-fused algorithm (its geometry and workspace: kernels/winograd_shape.h) transforms every
-// filter once (U = G g G^T), every input tile of every
-// channel once (V = B^T d B), multiplies element-wise position by position, which summed over
-// the channels is alpha^2 independent matrix products M[xi] = U[xi] (K x C) . V[xi] (C x tiles),
-// and transforms M back tile by tile (Y = A^T M A).
+// The non-fused algorithm (its geometry and workspace: kernels/winograd_shape.h) transforms
+// every filter once (U = G g G^T), every input tile of every channel once (V = B^T d B),
+// multiplies element-wise position by position, which summed over the channels is alpha^2
+// independent matrix products M[xi] = U[xi] (K x C) . V[xi] (C x tiles), and transforms M back
+// tile by tile (Y = A^T M A).
 #pragma once
 
 #include <cstddef>

@@ -3,8 +3,9 @@
 //   winograd_f4x4_3x3  F(4x4, 3x3): 36 per 4x4 instead of 144
 // Both are non-fused (filter, input and output transforms around alpha^2 batched products; the
 // kernels are kernels/cpu/conv2d_winograd.cpp and kernels/cuda/conv2d_winograd.cu, the tables
-// kernels/winograd_math.h), for 3x3 filters with stride 1, dilation 1, groups 1 and padding 0..2,
-// float32 and float64, forward and backward-data.
+// kernels/winograd_math.h, the geometry and workspace kernels/winograd_shape.h), for 3x3
+// filters with stride 1, dilation 1, groups 1 and padding 0..2, float32 and float64, forward and
+// backward-data.
 //
 // Note [Winograd backward data]
 // dx is the full correlation of dy with the filter rotated by 180 degrees and its channels

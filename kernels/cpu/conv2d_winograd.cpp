@@ -1,5 +1,6 @@
 // Winograd convolution F(2x2, 3x3) and F(4x4, 3x3) on the CPU, non-fused (kernels/winograd_math.h
-// has the tables, the transforms and the workspace): four passes over the workspace's buffers,
+// has the tables and transforms, kernels/winograd_shape.h the geometry and the workspace): four
+// passes over the workspace's buffers,
 //   1. filter transform   U[xi][o][i] = (G g_oi G^T)[xi]             parallel over o
 //   2. input transform    V[xi][i][t] = (B^T d_it B)[xi]             parallel over (i, tiles)
 //   3. products           M[xi] = U[xi] (co x ci) . V[xi] (ci x tiles), Eigen, one per thread

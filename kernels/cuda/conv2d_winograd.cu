@@ -1,5 +1,6 @@
 // Winograd convolution F(2x2, 3x3) and F(4x4, 3x3) on the GPU backends, non-fused: the tables,
-// the per-tile transforms and the workspace are kernels/winograd_math.h's, shared with the CPU.
+// the per-tile transforms are kernels/winograd_math.h's, the geometry and the workspace
+// kernels/winograd_shape.h's, both shared with the CPU.
 //   1. conv2d_winograd_filter_kernel   one thread per (o, i): U[xi][o][i] = (G g_oi G^T)[xi]
 //   2. conv2d_winograd_input_kernel    one thread per (i, tile): V[xi][i][t] = (B^T d_it B)[xi],
 //                                      the tile read with the padding as zeros
