@@ -21,8 +21,11 @@
 
 // Every loop of the transforms is unrolled, so each coefficient is a constant and the zero
 // tests below vanish.
-#if defined(__CUDACC__)
+// (nvcc's device pass takes `unroll`; its host pass, which runs no transform, takes neither.)
+#if defined(__CUDA_ARCH__)
 #define EMBER_WINOGRAD_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define EMBER_WINOGRAD_UNROLL
 #else
 #define EMBER_WINOGRAD_UNROLL _Pragma("GCC unroll 8")
 #endif
