@@ -30,6 +30,7 @@
 #include "kernels/pool_shape.h"
 #include "kernels/reduce_shape.h"
 #include "kernels/softmax_shape.h"
+#include "kernels/winograd_shape.h"
 #include "runtime/dtype.h"
 #include "runtime/gpu.h"
 #include "runtime/philox.h"
@@ -96,6 +97,13 @@ using Stream = ::ember::gpu::Stream;
   X(conv2d_bwd_filter_implicit_gemm, void,                                                       \
     (DType t, const ConvShape& s, const void* dy, const void* x, void* dw, void* workspace,      \
      size_t workspace_bytes, Stream stream))                                                     \
+  /* Winograd F(2x2, 3x3) and F(4x4, 3x3), non-fused (kernels/winograd_shape.h) */               \
+  X(conv2d_fwd_winograd, void,                                                                   \
+    (DType t, WinogradTile tile, const ConvShape& s, const void* x, const void* w,               \
+     const void* bias, void* y, void* workspace, size_t workspace_bytes, Stream stream))         \
+  X(conv2d_bwd_data_winograd, void,                                                              \
+    (DType t, WinogradTile tile, const ConvShape& s, const void* dy, const void* w, void* dx,    \
+     void* workspace, size_t workspace_bytes, Stream stream))                                    \
   /* FFT convolution (kernels/conv_fft_plan.h): forward and backward-data */                     \
   X(conv2d_fft_supports, bool,                                                                   \
     (DType t, const ConvShape& s, ConvDirection d, const char** why))                            \

@@ -132,6 +132,8 @@ using ConvAlgoPtr = std::shared_ptr<const ConvAlgo>;
 
 // The built-in algorithms, in the order the registry starts with (ops/conv2d_algos.cpp).
 std::vector<ConvAlgoPtr> builtin_conv_algos();
+// winograd_f2x2_3x3 and winograd_f4x4_3x3 (ops/conv2d_winograd.cpp), part of the built-in ones.
+std::vector<ConvAlgoPtr> winograd_conv_algos();
 
 // All registered algorithms, in registration order.
 std::vector<std::string> conv_algo_names();

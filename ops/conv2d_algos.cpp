@@ -5,6 +5,8 @@
 //   implicit_gemm  cpu (AVX2 or AVX-512 CPUs, float32), cuda, emu: a GEMM whose operand tiles are
 //                  gathered from the NCHW tensors, no column matrix
 //   fft            cuda, emu: overlap-save FFT convolution (ops/conv2d_fft.cpp)
+// and, each in a file of its own, winograd_f2x2_3x3 and winograd_f4x4_3x3
+// (ops/conv2d_winograd.cpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -194,12 +196,12 @@ class ImplicitGemm final : public ConvAlgo {
 ConvAlgoPtr make_fft_conv_algo();  // ops/conv2d_fft.cpp
 
 std::vector<ConvAlgoPtr> builtin_conv_algos() {
-  return {
-      std::make_shared<const Im2colGemm>(),
-      std::make_shared<const Direct>(),
-      std::make_shared<const ImplicitGemm>(),
-      make_fft_conv_algo(),
-  };
+  std::vector<ConvAlgoPtr> algos = {std::make_shared<const Im2colGemm>(),
+                                    std::make_shared<const Direct>(),
+                                    std::make_shared<const ImplicitGemm>()};
+  for (ConvAlgoPtr& a : winograd_conv_algos()) algos.push_back(std::move(a));
+  algos.push_back(make_fft_conv_algo());
+  return algos;
 }
 
 }  // namespace ember::ops

@@ -101,6 +101,15 @@ inline const std::vector<ConvCase>& conv_cases() {
        conv_params(1, 1, 0, 0, 1, 1, 1)},
       {"16 filters, 200 channels (512 x 16 backward-filter)", 1, 200, 4, 4, 16, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 1)},
+      // Winograd's edges (3x3, stride 1, padding 0..2): outputs not a multiple of the 2x2 or
+      // 4x4 tile, outputs smaller than one tile, uneven padding, channels off the multiples of 8.
+      {"3x3 pad 2, 5x7, C=9 K=11 (Winograd edge tiles)", 1, 9, 5, 7, 11, 3, 3,
+       conv_params(1, 1, 2, 2, 1, 1, 1)},
+      {"3x3 pad 0, 3x4 (one output row, less than a tile)", 2, 5, 3, 4, 3, 3, 3,
+       conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"3x3 pad (2, 0), 2x6, C=7 K=13", 3, 7, 2, 6, 13, 3, 3, conv_params(1, 1, 2, 0, 1, 1, 1)},
+      {"3x3 pad (0, 1), 11x13, C=10 K=6", 1, 10, 11, 13, 6, 3, 3, conv_params(1, 1, 0, 1, 1, 1, 1)},
+      {"3x3 pad 1, 1x1 image", 2, 3, 1, 1, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
   };
   return c;
 }
@@ -173,16 +182,17 @@ inline bool built_without_instructions(const ops::ConvCandidate& c) {
 }
 
 // got (on dev, dtype t) against the float64 loops: within 16 ulps of the sum of the terms'
-// magnitudes (abs_sum), a bound that holds for any summation order of the lengths here.
+// magnitudes (abs_sum), a bound that holds for any summation order of the lengths here, times
+// `growth` for an algorithm whose transforms amplify rounding (Winograd: winograd_test_util.h).
 inline void check_conv_close(const Tensor& got, Device dev, const std::vector<double>& want,
-                             const std::vector<double>& abs_sum, DType t) {
+                             const std::vector<double>& abs_sum, DType t, double growth = 1.0) {
   CHECK(got.device() == dev);
   CHECK(got.dtype() == t);
   const std::vector<double> g = got.to_vector<double>();
   REQUIRE(g.size() == want.size());
   const double eps = t == kFloat32 ? 1.2e-7 : 2.3e-16;
   for (size_t i = 0; i < g.size(); ++i) {
-    const double tol = 16 * eps * abs_sum[i] + 1e-30;
+    const double tol = 16 * eps * growth * abs_sum[i] + 1e-30;
     if (!(std::abs(g[i] - want[i]) <= tol)) {
       CAPTURE(i);
       CAPTURE(g[i]);

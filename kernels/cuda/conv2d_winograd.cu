@@ -1,0 +1,155 @@
+// Winograd convolution F(2x2, 3x3) and F(4x4, 3x3) on the GPU backends, non-fused: the tables,
+// the per-tile transforms are kernels/winograd_math.h's, the geometry and the workspace
+// kernels/winograd_shape.h's, both shared with the CPU.
+//   1. conv2d_winograd_filter_kernel   one thread per (o, i): U[xi][o][i] = (G g_oi G^T)[xi]
+//   2. conv2d_winograd_input_kernel    one thread per (i, tile): V[xi][i][t] = (B^T d_it B)[xi],
+//                                      the tile read with the padding as zeros
+//   3. gemm_batched (kernels/cuda/gemm.cu)  alpha^2 products M[xi] = U[xi] . V[xi]: Ember's own
+//                                      GEMM in full float32 (or float64), never TF32
+//   4. conv2d_winograd_output_kernel   one thread per (o, tile): y = A^T M_ot A (+ bias), the
+//                                      tile's rows and columns past the output dropped
+// Neighbouring threads take neighbouring tiles, so the V and M traffic (the bulk) is coalesced.
+// Every element is written by one thread and summed in a fixed order: deterministic.
+#include "kernels/cuda/compat.h"
+#include "kernels/cuda/device_utils.cuh"
+#include "kernels/kernel_table.h"
+#include "kernels/winograd_math.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace ember::kernels::EMBER_KERNEL_NS {
+namespace {
+
+using namespace detail;
+
+template <int M, typename T>
+__global__ void __launch_bounds__(kBlock)
+    conv2d_winograd_filter_kernel(WinogradGeometry g, const T* __restrict__ w, T* __restrict__ u) {
+  constexpr int A = M + 2;
+  const int64_t plane = g.co * g.ci;
+  for (int64_t e = global_thread(); e < plane; e += grid_threads()) {
+    const int64_t o = e / g.ci, i = e % g.ci;
+    T f[3][3], ut[A][A];
+    for (int r = 0; r < 3; ++r)
+      for (int s = 0; s < 3; ++s) f[r][s] = w[g.filter_index(o, i, r, s)];
+    winograd_filter_transform<M>(f, ut);
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) u[(a * A + b) * plane + e] = ut[a][b];
+  }
+}
+
+template <int M, typename T>
+__global__ void __launch_bounds__(kBlock)
+    conv2d_winograd_input_kernel(WinogradGeometry g, const T* __restrict__ in, T* __restrict__ v) {
+  constexpr int A = M + 2;
+  const int64_t tiles = g.tiles(), plane = g.ci * tiles, per_image = g.tiles_h * g.tiles_w;
+  for (int64_t e = global_thread(); e < plane; e += grid_threads()) {
+    const int64_t i = e / tiles, t = e % tiles;
+    const int64_t n = t / per_image, ty = t % per_image / g.tiles_w, tx = t % g.tiles_w;
+    const T* x = in + (n * g.ci + i) * g.h * g.w;
+    const int64_t h0 = ty * M - g.ph, w0 = tx * M - g.pw;
+    T d[A][A], vt[A][A];
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        const int64_t ih = h0 + a, iw = w0 + b;
+        d[a][b] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w ? x[ih * g.w + iw] : T(0);
+      }
+    winograd_input_transform<M>(d, vt);
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) v[(a * A + b) * plane + e] = vt[a][b];
+  }
+}
+
+template <int M, typename T>
+__global__ void __launch_bounds__(kBlock)
+    conv2d_winograd_output_kernel(WinogradGeometry g, const T* __restrict__ m,
+                                  const T* __restrict__ bias, T* __restrict__ out) {
+  constexpr int A = M + 2;
+  const int64_t tiles = g.tiles(), plane = g.co * tiles, per_image = g.tiles_h * g.tiles_w;
+  for (int64_t e = global_thread(); e < plane; e += grid_threads()) {
+    const int64_t o = e / tiles, t = e % tiles;
+    const int64_t n = t / per_image, ty = t % per_image / g.tiles_w, tx = t % g.tiles_w;
+    T mt[A][A], yt[M][M];
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) mt[a][b] = m[(a * A + b) * plane + e];
+    winograd_output_transform<M>(mt, yt);
+    const T b0 = bias != nullptr ? bias[o] : T(0);
+    T* y = out + (n * g.co + o) * g.oh * g.ow;
+    for (int a = 0; a < M; ++a)
+      for (int b = 0; b < M; ++b) {
+        const int64_t p = ty * M + a, q = tx * M + b;
+        if (p < g.oh && q < g.ow) y[p * g.ow + q] = yt[a][b] + b0;
+      }
+  }
+}
+
+// The alpha^2 products M[xi] (co x tiles) = U[xi] (co x ci) . V[xi] (ci x tiles), all three
+// row-major and packed one after another.
+GemmShape products_shape(const WinogradGeometry& g) {
+  GemmShape s;
+  s.m = g.co, s.n = g.tiles(), s.k = g.ci;
+  s.a_row = g.ci, s.a_col = 1, s.b_row = g.tiles(), s.b_col = 1;
+  s.batch = g.positions();
+  s.batch_index.ndim = 1;
+  s.batch_index.sizes[0] = g.positions();
+  s.batch_index.strides[0][0] = g.co * g.ci;
+  s.batch_index.strides[1][0] = g.ci * g.tiles();
+  return s;
+}
+
+template <int M, typename T>
+void winograd(const WinogradGeometry& g, DType t, const T* in, const T* w, const T* bias, T* out,
+              T* ws, gpu::Stream stream) {
+  if (g.n * g.co * g.oh * g.ow == 0) return;
+  T* u = ws;
+  T* v = u + g.u_elems();
+  T* m = v + g.v_elems();
+  auto* filter = &conv2d_winograd_filter_kernel<M, T>;
+  auto* input = &conv2d_winograd_input_kernel<M, T>;
+  auto* output = &conv2d_winograd_output_kernel<M, T>;
+  if (g.co * g.ci > 0) {
+    EMBER_LAUNCH(filter, dim3(blocks_for(g.co * g.ci)), dim3(kBlock), 0, stream, g, w, u);
+    EMBER_LAUNCH(input, dim3(blocks_for(g.ci * g.tiles())), dim3(kBlock), 0, stream, g, in, v);
+  }
+  gemm_batched(t, products_shape(g), u, v, m, stream);
+  EMBER_LAUNCH(output, dim3(blocks_for(g.co * g.tiles())), dim3(kBlock), 0, stream, g, m, bias,
+               out);
+}
+
+void run(DType t, WinogradTile tile, const WinogradGeometry& g, const void* in, const void* w,
+         const void* bias, void* out, void* workspace, size_t workspace_bytes, const char* op,
+         gpu::Stream stream) {
+  dispatch_float(t, op, [&](auto z) {
+    using T = decltype(z);
+    if (workspace_bytes < winograd_workspace_bytes(g, sizeof(T)))
+      throw std::invalid_argument(std::string(op) + ": the Winograd workspace is too small");
+    auto* ws = static_cast<T*>(workspace);
+    const T* i = static_cast<const T*>(in);
+    const T* f = static_cast<const T*>(w);
+    const T* b = static_cast<const T*>(bias);
+    T* o = static_cast<T*>(out);
+    if (tile == WinogradTile::f2x2_3x3)
+      winograd<2>(g, t, i, f, b, o, ws, stream);
+    else
+      winograd<4>(g, t, i, f, b, o, ws, stream);
+  });
+}
+
+}  // namespace
+
+void conv2d_fwd_winograd(DType t, WinogradTile tile, const ConvShape& s, const void* x,
+                         const void* w, const void* bias, void* y, void* workspace,
+                         size_t workspace_bytes, gpu::Stream stream) {
+  run(t, tile, winograd_geometry(tile, s, ConvDirection::forward), x, w, bias, y, workspace,
+      workspace_bytes, "conv2d_fwd_winograd", stream);
+}
+
+void conv2d_bwd_data_winograd(DType t, WinogradTile tile, const ConvShape& s, const void* dy,
+                              const void* w, void* dx, void* workspace, size_t workspace_bytes,
+                              gpu::Stream stream) {
+  run(t, tile, winograd_geometry(tile, s, ConvDirection::backward_data), dy, w, nullptr, dx,
+      workspace, workspace_bytes, "conv2d_bwd_data_winograd", stream);
+}
+
+}  // namespace ember::kernels::EMBER_KERNEL_NS
