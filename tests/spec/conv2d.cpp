@@ -113,17 +113,13 @@ const std::vector<ConvCase>& fft_cases() {
   return c;
 }
 
-// A case and the one algorithm it is aimed at (nullptr: every algorithm runs it).
-struct SpecCase {
-  ConvCase c;
-  const char* only;
-};
-
-// conv_cases(), which every algorithm runs, then fft_cases(), which `fft` runs.
-std::vector<SpecCase> all_cases() {
-  std::vector<SpecCase> all;
-  for (const ConvCase& c : conv_cases()) all.push_back({c, nullptr});
-  for (const ConvCase& c : fft_cases()) all.push_back({c, "fft"});
+// conv_cases() then fft_cases(), each aimed at the algorithms its `only` says.
+std::vector<ConvCase> all_cases() {
+  std::vector<ConvCase> all = conv_cases();
+  for (ConvCase c : fft_cases()) {
+    c.only = "fft";
+    all.push_back(c);
+  }
   return all;
 }
 
@@ -166,9 +162,9 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
   // For the ones that ran some cases and refused others: how many cases, and the first reason.
   std::map<std::string, std::pair<int, std::string>> partly;
   for_each_target([&](Device dev) {
-    const std::vector<SpecCase> cases = all_cases();
+    const std::vector<ConvCase> cases = all_cases();
     for (size_t ci = 0; ci < cases.size(); ++ci) {
-      const ConvCase& cs = cases[ci].c;
+      const ConvCase& cs = cases[ci];
       const std::string case_name = cs.name;
       CAPTURE(case_name);
       const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c / cs.p.groups, cs.r, cs.s};
@@ -190,7 +186,7 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
                                                     w.to_vector<double>(), {}, {}, ys[2], ys[3]);
           for (const AlgoRun& run : algo_runs(dev)) {
             const std::string& algo = run.algo;
-            if (cases[ci].only != nullptr && algo != cases[ci].only) continue;
+            if (cs.only != nullptr && algo != cs.only) continue;
             const std::string label = run.label();
             CAPTURE(label);
             kernels::cpu::set_cpu_isa_cap(run.isa);
