@@ -607,7 +607,8 @@ std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
                     " key given to the ", conv_direction_name(direction), " run");
   const Ranking ranking = ranking_for(key);
   if (ranking.order.empty()) {
-    if (ranking.forced_error) EMBER_THROW(ValueError, "conv2d: ", ranking.error);
+    if (ranking.forced_error)
+      EMBER_THROW(ValueError, "conv2d: ", conv_key_string(key), ": ", ranking.error);
     EMBER_THROW(ops::ConvNotSupported, "conv2d: ", conv_key_string(key), ": ", ranking.error);
   }
   std::string failures;
