@@ -41,8 +41,13 @@ using bench::ConvSpec;
 using bench::Ladder;
 
 // The rungs in climbing order; an algorithm registered under another name runs after them.
-const char* const kRungs[] = {
-    "direct", "im2col_gemm", "implicit_gemm", "winograd_f2x2_3x3", "winograd_f4x4_3x3", "fft"};
+const char* const kRungs[] = {"direct",
+                              "im2col_gemm",
+                              "implicit_gemm",
+                              "winograd_f2x2_3x3",
+                              "winograd_f4x4_3x3",
+                              "winograd_f2x2_3x3_fused",
+                              "fft"};
 
 // Relative to each output's sum |x w|: float32 rounding of the longest reductions here, with
 // room for Winograd F(4x4)'s and the FFT's larger (documented) error.

@@ -24,7 +24,8 @@ constexpr size_t kConvFftWorkspaceCap = size_t(256) << 20;  // 256 MiB
 constexpr int kConvFftTiles[] = {16, 32, 64};
 
 // conv2d_fft_plan(t, shape, direction) for a supported key:
-// ensures: tile is the transform size T; out_h x out_w = (T - R + 1) x (T - S + 1) outputs per
+// ensures: tile is the transform size T (of kConvFftTiles, at least the filter's size, a block's
+//          shared memory within the current device's opt-in limit); out_h x out_w = (T - R + 1) x (T - S + 1) outputs per
 //          tile (overlap-save keeps the part that no circular wrap reaches); tiles_h x tiles_w
 //          tiles cover an output image. The spectra are kept in the workspace as half spectra of
 //          T x (T/2 + 1) complex numbers, `spectrum` of them per transform, in three arrays:

@@ -67,9 +67,9 @@ enum class ConvGemmKernel : uint8_t {
 //          C/G*R*S; backward-data: N*H*W x C/G over K/G*R*S; backward-filter: C/G*R*S x K/G
 //          over N*OH*OW), in bm x bn block tiles of `threads` threads with tm x tn each, over
 //          grid[0] row tiles x grid[1] column tiles x grid[2] items along z (the groups, times
-//          the splits; capped at 65535, looping). Backward-filter cuts its reduction into
-//          `splits` chunks of `chunk` (split-K; 1: none) whose partial sums in the workspace a
-//          second kernel adds in split order.
+//          the splits; capped at the device's grid limit, looping). Backward-filter cuts its
+//          reduction into `splits` chunks of `chunk` (split-K; 1: none) whose partial sums in
+//          the workspace a second kernel adds in split order.
 // throws: std::invalid_argument (GPU) for a dtype other than f32, f64.
 struct ConvGemmPlan {
   ConvGemmKernel kernel = ConvGemmKernel::none;

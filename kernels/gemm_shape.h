@@ -40,10 +40,11 @@ inline const char* gemm_kernel_name(GemmKernel k) {
 // same device (the pointers are read for their alignment only).
 // ensures: kernel says which; on the GPU kernels, a block of `threads` computes a bm x bn tile
 //          of C with tm x tn per thread, over grid[0] column tiles x grid[1] row tiles x grid[2]
-//          batch items (the last two capped at 65535, looping); for f32_fast, a_along_m when
-//          A's unit stride is along M (A stored transposed; else along K), b_along_n when B's is
-//          along N (B row-major; else along K), the way each thread's 4 elements per step run,
-//          and a_vec / b_vec / c_vec when A / B are read and C written in 16-byte vectors.
+//          batch items (the last two capped at the grid limit, looping); for f32_fast,
+//          a_along_m when A's unit stride is along M (A stored transposed; else along K),
+//          b_along_n when B's is along N (B row-major; else along K), the way each thread's 4
+//          elements per step run, and a_vec / b_vec / c_vec when A / B are read and C written
+//          in 16-byte vectors.
 // throws: std::invalid_argument (GPU) or DTypeError (cpu) for a dtype other than f32, f64.
 struct GemmPlan {
   GemmKernel kernel = GemmKernel::none;

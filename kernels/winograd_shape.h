@@ -3,7 +3,8 @@
 // kernels (kernels/cpu/conv2d_winograd.cpp), the GPU kernels (kernels/cuda/conv2d_winograd.cu)
 // and ops/conv2d_winograd.cpp.
 //
-// The kernels (kernels/kernel_table.h): conv2d_fwd_winograd and conv2d_bwd_data_winograd.
+// The kernels (kernels/kernel_table.h): conv2d_fwd_winograd and conv2d_bwd_data_winograd; the
+// fused F(2x2, 3x3) tile on the GPU backends only (the cpu's kernels throw ValueError).
 // requires: t float32 or float64; s a 3 x 3, stride-1, dilation-1, ungrouped convolution with
 //           padding 0..2 (ops/conv2d_winograd.cpp checks it); buffers as in kernels/conv_shape.h;
 //           a workspace of winograd_workspace_bytes(winograd_geometry(tile, s, d), item) bytes.
@@ -19,8 +20,10 @@
 
 namespace ember::kernels {
 
-// The two output tile sizes: F(2x2, 3x3) and F(4x4, 3x3).
-enum class WinogradTile : uint8_t { f2x2_3x3, f4x4_3x3 };
+// The two output tile sizes, F(2x2, 3x3) and F(4x4, 3x3), non-fused; and F(2x2, 3x3) fused (the
+// input transform, the products and the output transform in one GPU kernel, Note [Fused
+// Winograd F(2x2, 3x3)] in kernels/cuda/conv2d_winograd.cu).
+enum class WinogradTile : uint8_t { f2x2_3x3, f4x4_3x3, f2x2_3x3_fused };
 
 // One stride-1 3 x 3 correlation as the Winograd kernels run it: `in` (n x ci x h x w, zero
 // padded by ph, pw) correlated with the filters gives `out` (n x co x oh x ow). Forward: in = x,
@@ -34,11 +37,12 @@ struct WinogradGeometry {
   int64_t ph = 0, pw = 0;
   int64_t tiles_h = 0, tiles_w = 0;  // ceil(oh / m), ceil(ow / m)
   bool flip = false;                 // backward-data's filter reading
+  bool fused = false;                // one kernel: no V or M in the workspace
 
   EMBER_HOST_DEVICE int64_t tiles() const { return n * tiles_h * tiles_w; }
   EMBER_HOST_DEVICE int64_t positions() const { return int64_t(alpha) * alpha; }
   // Elements of the three buffers in the workspace, in this order: U [alpha^2][co][ci],
-  // V [alpha^2][ci][tiles], M [alpha^2][co][tiles].
+  // V [alpha^2][ci][tiles], M [alpha^2][co][tiles] (the fused kernel keeps only U).
   EMBER_HOST_DEVICE int64_t u_elems() const { return positions() * co * ci; }
   EMBER_HOST_DEVICE int64_t v_elems() const { return positions() * ci * tiles(); }
   EMBER_HOST_DEVICE int64_t m_elems() const { return positions() * co * tiles(); }
@@ -49,7 +53,7 @@ struct WinogradGeometry {
 };
 
 inline int winograd_m(WinogradTile t) {
-  return t == WinogradTile::f2x2_3x3 ? 2 : 4;
+  return t == WinogradTile::f4x4_3x3 ? 4 : 2;
 }
 
 // requires: s a 3 x 3, stride-1, dilation-1, ungrouped convolution with padding 0..2, and d
@@ -57,6 +61,7 @@ inline int winograd_m(WinogradTile t) {
 inline WinogradGeometry winograd_geometry(WinogradTile t, const ConvShape& s, ConvDirection d) {
   WinogradGeometry g;
   g.m = winograd_m(t), g.alpha = g.m + 2;
+  g.fused = t == WinogradTile::f2x2_3x3_fused;
   g.n = s.n;
   if (d == ConvDirection::backward_data) {
     g.ci = s.k, g.h = s.oh, g.w = s.ow, g.co = s.c, g.oh = s.h, g.ow = s.w;
@@ -72,9 +77,11 @@ inline WinogradGeometry winograd_geometry(WinogradTile t, const ConvShape& s, Co
 // The workspace of both devices' Winograd kernels, exactly:
 //   item * alpha^2 * (co * ci + (ci + co) * tiles),  tiles = n * ceil(oh / m) * ceil(ow / m)
 // with item the element size and (ci, co, oh, ow) the correlated tensor's and the result's
-// channels and size (forward: C, K, OH, OW; backward-data: K, C, H, W).
+// channels and size (forward: C, K, OH, OW; backward-data: K, C, H, W); fused, U's alone:
+//   item * 16 * co * ci.
 inline size_t winograd_workspace_bytes(const WinogradGeometry& g, size_t item) {
-  return static_cast<size_t>(g.u_elems() + g.v_elems() + g.m_elems()) * item;
+  const int64_t vm = g.fused ? 0 : g.v_elems() + g.m_elems();
+  return static_cast<size_t>(g.u_elems() + vm) * item;
 }
 
 }  // namespace ember::kernels

@@ -5,8 +5,8 @@
 //   implicit_gemm  cpu (AVX2 or AVX-512 CPUs, float32), cuda, emu: a GEMM whose operand tiles are
 //                  gathered from the NCHW tensors, no column matrix
 //   fft            cuda, emu: overlap-save FFT convolution (ops/conv2d_fft.cpp)
-// and, each in a file of its own, winograd_f2x2_3x3 and winograd_f4x4_3x3
-// (ops/conv2d_winograd.cpp).
+// and, each in a file of its own, winograd_f2x2_3x3, winograd_f4x4_3x3 and (cuda, emu)
+// winograd_f2x2_3x3_fused (ops/conv2d_winograd.cpp).
 #include <omp.h>
 
 #include <algorithm>

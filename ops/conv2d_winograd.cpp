@@ -1,11 +1,13 @@
-// The Winograd convolution algorithms, one registry entry each, on the cpu, cuda and emu:
-//   winograd_f2x2_3x3  F(2x2, 3x3): 16 multiplies per 2x2 outputs and channel instead of 36
-//   winograd_f4x4_3x3  F(4x4, 3x3): 36 per 4x4 instead of 144
-// Both are non-fused (filter, input and output transforms around alpha^2 batched products; the
-// kernels are kernels/cpu/conv2d_winograd.cpp and kernels/cuda/conv2d_winograd.cu, the tables
-// kernels/winograd_math.h, the geometry and workspace kernels/winograd_shape.h), for 3x3
-// filters with stride 1, dilation 1, groups 1 and padding 0..2, float32 and float64, forward and
-// backward-data.
+// The Winograd convolution algorithms, one registry entry each:
+//   winograd_f2x2_3x3        F(2x2, 3x3): 16 multiplies per 2x2 outputs and channel instead of 36
+//   winograd_f4x4_3x3        F(4x4, 3x3): 36 per 4x4 instead of 144
+//   winograd_f2x2_3x3_fused  F(2x2, 3x3) in one GPU kernel (cuda and emu only)
+// The first two are non-fused (filter, input and output transforms around alpha^2 batched
+// products) on the cpu, cuda and emu; the fused one keeps V and M on the chip (Note [Fused
+// Winograd F(2x2, 3x3)] in kernels/cuda/conv2d_winograd.cu). Kernels: kernels/cpu/
+// conv2d_winograd.cpp and kernels/cuda/conv2d_winograd.cu; the tables kernels/winograd_math.h,
+// the geometry and workspace kernels/winograd_shape.h. All are for 3x3 filters with stride 1,
+// dilation 1, groups 1 and padding 0..2, float32 and float64, forward and backward-data.
 //
 // Note [Winograd backward data]
 // dx is the full correlation of dy with the filter rotated by 180 degrees and its channels
@@ -69,19 +71,38 @@ size_t item_size(DType t) {
   return t == DType::f64 ? sizeof(double) : sizeof(float);
 }
 
+const char* winograd_name(WinogradTile t) {
+  switch (t) {
+    case WinogradTile::f2x2_3x3:
+      return "winograd_f2x2_3x3";
+    case WinogradTile::f4x4_3x3:
+      return "winograd_f4x4_3x3";
+    case WinogradTile::f2x2_3x3_fused:
+      return "winograd_f2x2_3x3_fused";
+  }
+  return "?";
+}
+
 class Winograd final : public ConvAlgo {
  public:
   explicit Winograd(WinogradTile tile)
-      : ConvAlgo(tile == WinogradTile::f2x2_3x3 ? "winograd_f2x2_3x3" : "winograd_f4x4_3x3",
+      : ConvAlgo(winograd_name(tile),
                  /*deterministic=*/true),  // no atomics; every element summed in a fixed order
         tile_(tile) {}
 
+  // The fused kernel is a GPU kernel only: on the cpu it is one of the GPU algorithms refusing it.
   ConvBackend backend(DeviceType t) const override {
-    return t == DeviceType::CPU ? ConvBackend::cpu : ConvBackend::ember_cuda;
+    return t == DeviceType::CPU && tile_ != WinogradTile::f2x2_3x3_fused ? ConvBackend::cpu
+                                                                          : ConvBackend::ember_cuda;
   }
   bool supports(const ConvKey& k, std::string* why) const override {
     const std::string refusal = winograd_refusal(k);
     if (!refusal.empty()) return *why = refusal, false;
+    if (tile_ == WinogradTile::f2x2_3x3_fused && !is_gpu(k.device_type))
+      return *why =
+                 "runs on cuda and emu only (a GPU kernel: one block keeps its tiles' "
+                 "transforms in shared memory)",
+             false;
     if (k.device_type == DeviceType::CUDA) {
       try {
         kernels_for(k.device());
@@ -99,9 +120,9 @@ class Winograd final : public ConvAlgo {
   std::string plan(const ConvKey& k) const override {
     const WinogradGeometry g = geometry(k);
     std::ostringstream os;
-    os << "F(" << g.m << "x" << g.m << ",3x3): " << g.positions() << " products of " << g.co << "x"
-       << g.ci << " by " << g.ci << "x" << g.tiles() << ", workspace " << workspace_bytes(k)
-       << " B";
+    os << "F(" << g.m << "x" << g.m << ",3x3)" << (g.fused ? " fused" : "") << ": " << g.positions()
+       << " products of " << g.co << "x" << g.ci << " by " << g.ci << "x" << g.tiles()
+       << ", workspace " << workspace_bytes(k) << " B";
     return os.str();
   }
   void run_forward(const ConvKey& k, const void* x, const void* w, const void* bias, void* y,
@@ -140,6 +161,11 @@ class Winograd final : public ConvAlgo {
 //              what makes F(4x4) (36 per filter) dearer than F(2x2) (16) where there are few
 //              tiles to share them, so F(4x4) wins only where tiles are many;
 //   and a fixed cost per call (four passes, or four launches).
+// Fused (GPU only), one kernel in place of the last three: no V or M traffic, but every block
+// of 16 channels x 16 tiles re-reads its tiles' inputs (16 elements each) and its channels' U,
+// from L2 mostly, a quarter of a memory element's price:
+//   40 + macs'' / 400 + (16 ci tiles ceil(co/16) + 16 co ci ceil(tiles/16)) / 40
+//      + (co tiles m^2 + filters) / 10,  macs'' with co and tiles rounded up to 16.
 // tiles = N ceil(OH/m) ceil(OW/m) counts the padded edge tiles, which cost as much as the rest.
 //   cpu: 2000 + (macs / r + 4 * traffic + 20 * filters) / threads, r = 8 (float32) or 4
 //        (float64) as im2col_gemm's, the traffic and filter terms 1.5 times dearer in float64;
@@ -151,6 +177,14 @@ double Winograd::cost(const ConvKey& k) const {
   const double pos = static_cast<double>(g.positions());
   const double traffic = pos * static_cast<double>(g.ci + g.co) * g.tiles();
   const double filters = pos * static_cast<double>(g.co) * g.ci;
+  if (g.fused) {
+    auto blocks16 = [](int64_t v) { return static_cast<double>((v + 15) / 16); };
+    const double macs = pos * 16 * blocks16(g.co) * 16 * blocks16(g.tiles()) * g.ci;
+    const double rereads =
+        16.0 * g.ci * g.tiles() * blocks16(g.co) + 16.0 * g.co * g.ci * blocks16(g.tiles());
+    const double writes = static_cast<double>(g.co) * g.tiles() * g.m * g.m;
+    return 40.0 + macs / 400.0 + rereads / 40.0 + (writes + filters) / 10.0;
+  }
   if (is_gpu(k.device_type)) {
     auto round64 = [](int64_t v) { return static_cast<double>((v + 63) / 64 * 64); };
     const double macs = pos * round64(g.co) * round64(g.tiles()) * g.ci;
@@ -166,7 +200,8 @@ double Winograd::cost(const ConvKey& k) const {
 
 std::vector<ConvAlgoPtr> winograd_conv_algos() {
   return {std::make_shared<const Winograd>(WinogradTile::f2x2_3x3),
-          std::make_shared<const Winograd>(WinogradTile::f4x4_3x3)};
+          std::make_shared<const Winograd>(WinogradTile::f4x4_3x3),
+          std::make_shared<const Winograd>(WinogradTile::f2x2_3x3_fused)};
 }
 
 }  // namespace ember::ops

@@ -27,6 +27,7 @@ struct DeviceProps {
   int multiprocessors = 0;
   int warp_size = 32;
   int max_threads_per_block = 1024;
+  int max_grid_y = 65535, max_grid_z = 65535;     // gridDim.y and gridDim.z limits
   size_t shared_mem_per_block = 48 * 1024;        // default limit
   size_t shared_mem_per_block_optin = 48 * 1024;  // opt-in limit (larger on Volta and later)
   int clock_khz = 0;

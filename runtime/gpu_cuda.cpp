@@ -77,6 +77,8 @@ class CudaBackend final : public Backend {
     d.multiprocessors = p.multiProcessorCount;
     d.warp_size = p.warpSize;
     d.max_threads_per_block = p.maxThreadsPerBlock;
+    d.max_grid_y = p.maxGridSize[1];
+    d.max_grid_z = p.maxGridSize[2];
     d.shared_mem_per_block = p.sharedMemPerBlock;
     d.shared_mem_per_block_optin = p.sharedMemPerBlockOptin;
     int clock = 0, bus = 0;

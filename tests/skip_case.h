@@ -39,20 +39,4 @@ inline void skip_case(const std::string& reason) {
   std::fflush(stdout);
 }
 
-// Whether AddressSanitizer or ThreadSanitizer instruments this build (EMBER_SANITIZE). A case
-// whose cost is a sheer count of emulated blocks (grid-limit loops: 65535 blocks a launch) takes
-// minutes there and finds nothing the instrumentation adds, so it skips itself, loudly, in the
-// sanitizer builds; the main build runs it on every run.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitizedBuild = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool kSanitizedBuild = true;
-#else
-inline constexpr bool kSanitizedBuild = false;
-#endif
-#else
-inline constexpr bool kSanitizedBuild = false;
-#endif
-
 }  // namespace ember::test

@@ -181,6 +181,8 @@ void winograd(const WinogradGeometry& g, const T* in, const T* w, const T* bias,
 
 void run(DType t, WinogradTile tile, const WinogradGeometry& g, const void* in, const void* w,
          const void* bias, void* out, void* workspace, size_t workspace_bytes, const char* op) {
+  if (tile == WinogradTile::f2x2_3x3_fused)
+    EMBER_THROW(ValueError, op, ": the fused F(2x2, 3x3) kernel runs on the GPU backends only");
   dispatch_float(t, op, [&](auto z) {
     using T = decltype(z);
     const size_t need = winograd_workspace_bytes(g, sizeof(T));

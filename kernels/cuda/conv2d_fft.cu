@@ -210,19 +210,23 @@ size_t plan_bytes(DType t, const ConvFftPlan& p) {
 }
 
 // Note [Choosing the FFT tile]
-// Each candidate T (16, 32, 64; at least the filter's size) is costed by its arithmetic per
-// output image: per tile, (C + K) transforms of ~T^2 log2 T and C*K complex products over the half
-// spectrum, T (T/2 + 1) each. A bigger tile keeps more of each window (T - R + 1 of T per side)
-// but pays for more frequencies; the cheapest wins, the smaller on a tie (less rounding, less
-// workspace). Then the chunks: while the workspace is over the cap, halve whichever of the
-// filter spectra (out_chunk x in_chunk) and the tile spectra ((in + out) x images x tiles) is
-// bigger: the image chunk first for the tiles, then the larger of the channel chunks.
+// Each candidate T (16, 32, 64; at least the filter's size; its blocks' shared memory within the
+// device's opt-in limit: float64 64-point tiles need 67 KB, more than a Turing GPU's 64 KiB) is
+// costed by its arithmetic per output image: per tile, (C + K) transforms of ~T^2 log2 T and C*K
+// complex products over the half spectrum, T (T/2 + 1) each. A bigger tile keeps more of each
+// window (T - R + 1 of T per side) but pays for more frequencies; the cheapest wins, the smaller on
+// a tie (less rounding, less workspace). Then the chunks: while the workspace is over the cap,
+// halve whichever of the filter spectra (out_chunk x in_chunk) and the tile spectra ((in + out) x
+// images x tiles) is bigger: the image chunk first for the tiles, then the larger of the channel
+// chunks.
 ConvFftPlan make_plan(DType t, const Problem& q) {
   ConvFftPlan p;
   const int64_t ho = q.ho > 0 ? q.ho : 1, wo = q.wo > 0 ? q.wo : 1;
   double best = 0;
+  const size_t shared_limit = max_shared_optin();
   for (int n : kConvFftTiles) {
     if (n < q.r || n < q.s) continue;
+    if (size_t(fft::shared_elements(n)) * 2 * item_bytes(t) > shared_limit) continue;
     const int64_t th = ceil_div(ho, n - q.r + 1), tw = ceil_div(wo, n - q.s + 1);
     const double area = double(n) * n, freq = double(n) * (n / 2 + 1);
     const double cost = double(th * tw) * (area * log2_of(n) * double(q.ca + q.ko) +

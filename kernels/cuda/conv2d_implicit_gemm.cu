@@ -26,9 +26,9 @@
 // division in the main loop except the stride test of backward-data with stride > 1. Offsets
 // are 64-bit.
 #include "kernels/cuda/compat.h"
-#include "kernels/kernel_table.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
+#include "kernels/kernel_table.h"
 
 #include <stdexcept>
 #include <string>
@@ -39,8 +39,6 @@ namespace {
 
 using namespace detail;
 using namespace gemm_tile;
-
-constexpr unsigned kMaxGridZ = 65535;
 
 // A tile whose thread tile is 8 x 4 or 8 x 8, 4 x 4 sub-tiles half a block apart; warps of
 // 8 x 4 threads along the pixels, which the loads gather and the epilogue writes contiguously.
@@ -541,7 +539,8 @@ ConvGemmPlan conv2d_implicit_gemm_plan(DType t, const ConvShape& s, ConvDirectio
   p.threads = tile.bm / 8 * (tile.bn / tile.tn);
   p.grid[0] = static_cast<unsigned>((p.rows + tile.bm - 1) / tile.bm);
   p.grid[1] = static_cast<unsigned>((p.cols + tile.bn - 1) / tile.bn);
-  p.grid[2] = static_cast<unsigned>(z < kMaxGridZ ? z : kMaxGridZ);
+  const int64_t limit = max_grid_yz();
+  p.grid[2] = static_cast<unsigned>(z < limit ? z : limit);
   return p;
 }
 

@@ -9,7 +9,9 @@
 //   4. conv2d_winograd_output_kernel   one thread per (o, tile): y = A^T M_ot A (+ bias), the
 //                                      tile's rows and columns past the output dropped
 // Neighbouring threads take neighbouring tiles, so the V and M traffic (the bulk) is coalesced.
-// Every element is written by one thread and summed in a fixed order: deterministic.
+// Fused F(2x2, 3x3): kernel 1, then conv2d_winograd_fused_kernel in place of 2 to 4 (Note [Fused
+// Winograd F(2x2, 3x3)]). Every element is written by one thread and summed in a fixed order:
+// deterministic.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/kernel_table.h"
@@ -84,6 +86,101 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// Note [Fused Winograd F(2x2, 3x3)]
+// One block computes a 16 x 16 tile of (output channel, output tile) pairs at all 16 positions xi
+// of the 4 x 4 transform, so V and M never leave the chip (Lavin & Gray's fused kernel):
+//   for each chunk of kChunk input channels:
+//     the chunk's input tiles (16 tiles x kChunk channels, zeros outside the image) are read and
+//     transformed, V[xi][c][t] = (B^T d B)[xi], into shared memory, and the chunk's
+//     U[xi][k][c] (kernel 1's filter transforms, made once per call) is staged beside it;
+//     thread (xi, kq, tq) adds the 4 x 4 outer product U[xi][c][4kq..4kq+3] x
+//     V[xi][c][4tq..4tq+3] over the chunk's channels: 16 multiply-adds per two 4-element reads;
+//   the 16 x 256 sums go through shared memory (over U and V) so that each thread holds the 16
+//   positions of one (k, t), and y = A^T M A (+ bias) is written, outputs past the edge dropped.
+// Each block re-reads its tiles' inputs and its channels' U from memory (mostly L2); what the
+// fusion saves is V and M's round trip, alpha^2 (ci + co) elements a tile. blockIdx.y walks the
+// output channels, looping past the grid's limit.
+template <typename T>
+struct FusedF2 {
+  static constexpr int kTileK = 16, kTileT = 16, kThreads = 256;
+  static constexpr int kChunk = sizeof(T) == 4 ? 16 : 8;  // input channels a stage
+  static constexpr int kStage = 16 * kChunk * (kTileK + kTileT);
+  static constexpr int kExchange = 16 * kTileK * kTileT;
+  static constexpr int kShared = kStage > kExchange ? kStage : kExchange;  // 32 KiB
+};
+
+template <typename T>
+__global__ void __launch_bounds__(256)
+    conv2d_winograd_fused_kernel(WinogradGeometry g, const T* __restrict__ in,
+                                 const T* __restrict__ u, const T* __restrict__ bias,
+                                 T* __restrict__ out) {
+  using F = FusedF2<T>;
+  constexpr int BK = F::kTileK, BT = F::kTileT, BC = F::kChunk;
+  __shared__ T smem[F::kShared];
+  T* us = smem;                 // [16][BC][BK]
+  T* vs = smem + 16 * BC * BK;  // [16][BC][BT]
+  T* ms = smem;                 // [16][BK][BT], after the last chunk
+  const int tid = threadIdx.x, xi = tid / 16, kq = tid % 16 / 4, tq = tid % 4;
+  const int64_t tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
+  const int64_t t0 = int64_t(blockIdx.x) * BT;
+  for (int64_t k0 = int64_t(blockIdx.y) * BK; k0 < g.co; k0 += int64_t(gridDim.y) * BK) {
+    T acc[4][4];
+    for (int r = 0; r < 4; ++r)
+      for (int s = 0; s < 4; ++s) acc[r][s] = T(0);
+    for (int64_t c0 = 0; c0 < g.ci; c0 += BC) {
+      for (int e = tid; e < BC * BT; e += F::kThreads) {  // V: one input tile a thread
+        const int c = e / BT, tl = e % BT;
+        const int64_t i = c0 + c, t = t0 + tl;
+        T d[4][4], v[4][4];
+        const bool live = i < g.ci && t < tiles;
+        const int64_t n = live ? t / per_image : 0, ty = t % per_image / g.tiles_w;
+        const int64_t tx = t % g.tiles_w;
+        const T* x = in + (n * g.ci + (live ? i : 0)) * g.h * g.w;
+        const int64_t h0 = ty * 2 - g.ph, w0 = tx * 2 - g.pw;
+        for (int a = 0; a < 4; ++a)
+          for (int b = 0; b < 4; ++b) {
+            const int64_t ih = h0 + a, iw = w0 + b;
+            d[a][b] = live && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w ? x[ih * g.w + iw] : T(0);
+          }
+        winograd_input_transform<2>(d, v);
+        for (int p = 0; p < 16; ++p) vs[(p * BC + c) * BT + tl] = v[p / 4][p % 4];
+      }
+      for (int e = tid; e < 16 * BK * BC; e += F::kThreads) {  // U: channels fastest, coalesced
+        const int p = e / (BK * BC), k = e / BC % BK, c = e % BC;
+        const int64_t o = k0 + k, i = c0 + c;
+        us[(p * BC + c) * BK + k] = o < g.co && i < g.ci ? u[(p * g.co + o) * g.ci + i] : T(0);
+      }
+      __syncthreads();
+      for (int c = 0; c < BC; ++c) {
+        const T* a = us + (xi * BC + c) * BK + 4 * kq;
+        const T* b = vs + (xi * BC + c) * BT + 4 * tq;
+        for (int r = 0; r < 4; ++r)
+          for (int s = 0; s < 4; ++s) acc[r][s] += a[r] * b[s];
+      }
+      __syncthreads();
+    }
+    for (int r = 0; r < 4; ++r)
+      for (int s = 0; s < 4; ++s) ms[(xi * BK + 4 * kq + r) * BT + 4 * tq + s] = acc[r][s];
+    __syncthreads();
+    const int k = tid / BT, tl = tid % BT;
+    const int64_t o = k0 + k, t = t0 + tl;
+    if (o < g.co && t < tiles) {
+      T m[4][4], y[2][2];
+      for (int p = 0; p < 16; ++p) m[p / 4][p % 4] = ms[(p * BK + k) * BT + tl];
+      winograd_output_transform<2>(m, y);
+      const int64_t n = t / per_image, ty = t % per_image / g.tiles_w, tx = t % g.tiles_w;
+      const T b0 = bias != nullptr ? bias[o] : T(0);
+      T* dst = out + (n * g.co + o) * g.oh * g.ow;
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) {
+          const int64_t p = ty * 2 + a, q = tx * 2 + b;
+          if (p < g.oh && q < g.ow) dst[p * g.ow + q] = y[a][b] + b0;
+        }
+    }
+    __syncthreads();  // ms is the next channel tile's U and V
+  }
+}
+
 // The alpha^2 products M[xi] (co x tiles) = U[xi] (co x ci) . V[xi] (ci x tiles), all three
 // row-major and packed one after another.
 GemmShape products_shape(const WinogradGeometry& g) {
@@ -117,6 +214,22 @@ void winograd(const WinogradGeometry& g, DType t, const T* in, const T* w, const
                out);
 }
 
+// F(2x2, 3x3) fused: the filter transforms into the workspace (U), then one kernel.
+template <typename T>
+void winograd_fused(const WinogradGeometry& g, const T* in, const T* w, const T* bias, T* out, T* u,
+                    gpu::Stream stream) {
+  if (g.n * g.co * g.oh * g.ow == 0) return;
+  using F = FusedF2<T>;
+  auto* filter = &conv2d_winograd_filter_kernel<2, T>;
+  auto* fused = &conv2d_winograd_fused_kernel<T>;
+  if (g.co * g.ci > 0)
+    EMBER_LAUNCH(filter, dim3(blocks_for(g.co * g.ci)), dim3(kBlock), 0, stream, g, w, u);
+  const int64_t k_tiles = (g.co + F::kTileK - 1) / F::kTileK, limit = max_grid_yz();
+  const dim3 grid(static_cast<unsigned>((g.tiles() + F::kTileT - 1) / F::kTileT),
+                  static_cast<unsigned>(k_tiles < limit ? k_tiles : limit));
+  EMBER_LAUNCH(fused, grid, dim3(F::kThreads), 0, stream, g, in, u, bias, out);
+}
+
 void run(DType t, WinogradTile tile, const WinogradGeometry& g, const void* in, const void* w,
          const void* bias, void* out, void* workspace, size_t workspace_bytes, const char* op,
          gpu::Stream stream) {
@@ -129,10 +242,12 @@ void run(DType t, WinogradTile tile, const WinogradGeometry& g, const void* in, 
     const T* f = static_cast<const T*>(w);
     const T* b = static_cast<const T*>(bias);
     T* o = static_cast<T*>(out);
-    if (tile == WinogradTile::f2x2_3x3)
-      winograd<2>(g, t, i, f, b, o, ws, stream);
-    else
+    if (tile == WinogradTile::f2x2_3x3_fused)
+      winograd_fused(g, i, f, b, o, ws, stream);
+    else if (tile == WinogradTile::f4x4_3x3)
       winograd<4>(g, t, i, f, b, o, ws, stream);
+    else
+      winograd<2>(g, t, i, f, b, o, ws, stream);
   });
 }
 

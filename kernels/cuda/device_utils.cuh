@@ -28,6 +28,36 @@ inline int multiprocessors() {
 #endif
 }
 
+// The current device's limit on gridDim.y and gridDim.z (CUDA's 65535; the emulator's may be
+// lowered, simt::Options::max_grid_yz): launchers whose blockIdx.y or .z loops past it cap there.
+inline unsigned max_grid_yz() {
+#if EMBER_EMULATED
+  const gpu::DeviceProps p = gpu::backend(DeviceType::EMU).properties(0);
+  return static_cast<unsigned>(p.max_grid_y < p.max_grid_z ? p.max_grid_y : p.max_grid_z);
+#else
+  int device = 0, y = 0, z = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&y, cudaDevAttrMaxGridDimY, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&z, cudaDevAttrMaxGridDimZ, device) != cudaSuccess)
+    return 65535;
+  return static_cast<unsigned>(y < z ? y : z);
+#endif
+}
+
+// The current device's opt-in limit of dynamic shared memory per block (the emulator's
+// simt::Options::shared_optin; 48 KiB, the limit without opting in, when the query fails).
+inline size_t max_shared_optin() {
+#if EMBER_EMULATED
+  return gpu::backend(DeviceType::EMU).properties(0).shared_mem_per_block_optin;
+#else
+  int device = 0, n = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
+    n = 0;
+  return n > 0 ? size_t(n) : size_t(48) * 1024;
+#endif
+}
+
 inline unsigned blocks_for(int64_t n, int block = kBlock) {
   const int64_t b = (n + block - 1) / block;
   return static_cast<unsigned>(b < 1 ? 1 : (b < kMaxBlocks ? b : kMaxBlocks));

@@ -19,7 +19,8 @@
 // - The plan (gemm_plan, kernels/gemm_shape.h) takes the largest tile (128 x 128, then 128 x 64
 //   or 64 x 128, then 64 x 64) that still gives at least two blocks per multiprocessor, so
 //   smaller products fill the GPU; the launcher runs what it says.
-// - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the 65535 limit.
+// - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the
+//   device's grid limit (65535 on CUDA; lower on the emulator when a test asks).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
@@ -38,7 +39,6 @@ constexpr int kBM = 64, kBN = 64, kBK = 16;
 constexpr int kThreadsX = 16, kThreadsY = 16;  // threadIdx.x along N, threadIdx.y along M
 constexpr int kTM = kBM / kThreadsY, kTN = kBN / kThreadsX;
 constexpr int kThreads = kThreadsX * kThreadsY;
-constexpr unsigned kMaxGridYZ = 65535;  // CUDA's limit on gridDim.y and gridDim.z
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(kThreads)
   const int tid = threadIdx.y * kThreadsX + threadIdx.x;
   const int64_t col0 = int64_t(blockIdx.x) * kBN, m_tiles = (s.m + kBM - 1) / kBM;
 
-  // (batch, row tile) pairs, blockIdx.z * gridDim.y + blockIdx.y first: past 65535 of either,
-  // a block takes several.
+  // (batch, row tile) pairs, blockIdx.z * gridDim.y + blockIdx.y first: past the grid's
+  // limit on either (max_grid_yz), a block takes several.
   const int64_t items = s.batch * m_tiles, stride = int64_t(gridDim.y) * gridDim.z;
   for (int64_t item = int64_t(blockIdx.z) * gridDim.y + blockIdx.y; item < items; item += stride) {
     const int64_t z = item / m_tiles, row0 = item % m_tiles * kBM;
@@ -273,8 +273,7 @@ __global__ void __launch_bounds__(FastTile<BM, BN>::kThreads, kFastMinBlocks)
 // Reads one operand as an R x K matrix for the fast kernel: false unless a matrix dim has unit
 // stride. Size-1 dims get stride 0 (only index 0 is read), so they never block the fast path.
 bool fast_operand(const void* base, int64_t rows, int64_t r_stride, int64_t k, int64_t k_stride,
-                  const StridedIndex<2>& batch, int which, FastOperand& op,
-                  bool& along_r) {
+                  const StridedIndex<2>& batch, int which, FastOperand& op, bool& along_r) {
   op.r_stride = rows == 1 ? 0 : r_stride;
   op.k_stride = k == 1 ? 0 : k_stride;
   if (op.r_stride != 1 && op.k_stride != 1) return false;
@@ -306,9 +305,10 @@ void launch_gemm_f32(const GemmPlan& p, const FastGemm& f, const float* a, const
 }
 
 dim3 grid_of(int64_t n_tiles, int64_t m_tiles, int64_t batch) {
+  const int64_t limit = max_grid_yz();
   return dim3(static_cast<unsigned>(n_tiles),
-              static_cast<unsigned>(m_tiles < kMaxGridYZ ? m_tiles : kMaxGridYZ),
-              static_cast<unsigned>(batch < kMaxGridYZ ? batch : kMaxGridYZ));
+              static_cast<unsigned>(m_tiles < limit ? m_tiles : limit),
+              static_cast<unsigned>(batch < limit ? batch : limit));
 }
 
 // The plan of a call, and the fast kernel's arguments when it is the fast kernel: gemm_plan and

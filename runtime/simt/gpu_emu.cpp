@@ -75,8 +75,9 @@ class EmuBackend final : public Backend {
     p.multiprocessors = sms_;
     p.warp_size = simt::kWarpSize;
     p.max_threads_per_block = simt::kMaxThreadsPerBlock;
+    p.max_grid_y = p.max_grid_z = static_cast<int>(simt::options().max_grid_yz);
     p.shared_mem_per_block = simt::kSharedPerBlock;
-    p.shared_mem_per_block_optin = simt::kSharedPerBlockOptin;
+    p.shared_mem_per_block_optin = simt::options().shared_optin;
     return p;
   }
   MemInfo mem_info(int device) override {

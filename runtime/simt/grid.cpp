@@ -1,5 +1,6 @@
 // A launch on the SIMT emulator: options, the checks a GPU makes before it starts a kernel, and
 // the hand-out of blocks to workers.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -55,13 +56,16 @@ void check_config(const LaunchSpec& s) {
                                   kMaxThreadsPerBlock));
   if (b.x > 1024 || b.y > 1024 || b.z > 64)
     refuse(s, kConfig, kConfigText, "block dimensions are limited to (1024,1024,64)");
-  if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u)
-    refuse(s, kConfig, kConfigText, "grid dimensions are limited to (2^31-1,65535,65535)");
+  const Options o = options();
+  const unsigned yz = o.max_grid_yz;
+  if (g.x > 2147483647u || g.y > yz || g.z > yz)
+    refuse(s, kConfig, kConfigText,
+           ember::detail::str_cat("grid dimensions are limited to (2^31-1,", yz, ",", yz, ")"));
   size_t limit = kSharedPerBlock;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = g_max_shared.find(s.func);
-    if (it != g_max_shared.end()) limit = it->second;
+    if (it != g_max_shared.end()) limit = std::min(it->second, o.shared_optin);
   }
   if (s.shared_bytes > limit)
     refuse(
@@ -71,8 +75,10 @@ void check_config(const LaunchSpec& s) {
                                "for this kernel is ",
                                limit,
                                limit == kSharedPerBlock
-                                   ? " (raise it with EMBER_SET_MAX_DYNAMIC_SHARED, up to 232448)"
-                                   : ""));
+                                   ? ember::detail::str_cat(" (raise it with "
+                                                            "EMBER_SET_MAX_DYNAMIC_SHARED, up to ",
+                                                            o.shared_optin, ")")
+                                   : std::string()));
 }
 
 uint3 block_at(const dim3& g, uint64_t b) {
@@ -95,6 +101,11 @@ void set_options(const Options& o) {
   EMBER_CHECK_VALUE(o.workers >= 1, "simt::set_options: workers must be >= 1, got ", o.workers);
   EMBER_CHECK_VALUE(o.stack_bytes >= 16 * 1024,
                     "simt::set_options: stack_bytes must be >= 16 KiB, got ", o.stack_bytes);
+  EMBER_CHECK_VALUE(o.max_grid_yz >= 1 && o.max_grid_yz <= 65535,
+                    "simt::set_options: max_grid_yz must be in [1, 65535], got ", o.max_grid_yz);
+  EMBER_CHECK_VALUE(o.shared_optin >= kSharedPerBlock && o.shared_optin <= kSharedPerBlockOptin,
+                    "simt::set_options: shared_optin must be in [", kSharedPerBlock, ", ",
+                    kSharedPerBlockOptin, "], got ", o.shared_optin);
   std::lock_guard<std::mutex> lock(g_mutex);
   g_options = o;
   g_init = true;
@@ -134,10 +145,11 @@ std::string order_name(Order o) {
 }
 
 void set_max_dynamic_shared(const void* func, size_t bytes) {
-  if (bytes > kSharedPerBlockOptin)
+  const size_t optin = options().shared_optin;
+  if (bytes > optin)
     EMBER_THROW(CudaError, "CUDA error cudaErrorInvalidValue (invalid argument): ", bytes,
-                " bytes of dynamic shared memory exceed the device's opt-in limit of ",
-                kSharedPerBlockOptin, " on emu");
+                " bytes of dynamic shared memory exceed the device's opt-in limit of ", optin,
+                " on emu");
   std::lock_guard<std::mutex> lock(g_mutex);
   g_max_shared[func] = bytes;
 }

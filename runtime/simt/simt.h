@@ -18,28 +18,36 @@ namespace ember::simt {
 
 enum class Order { Forward, Reverse, Random };
 
-struct Options {
-  Order order = Order::Forward;
-  uint64_t seed = 0;               // for Order::Random
-  int workers = 1;                 // OS threads that run blocks
-  size_t stack_bytes = 64 * 1024;  // per CUDA thread, plus one guard page
-};
-
-// The options in force. On first use they come from the environment: EMBER_SIMT_ORDER
-// (forward | reverse | random | random:SEED) and EMBER_SIMT_WORKERS (a positive integer).
-Options options();
-// requires: o.workers >= 1, o.stack_bytes >= 16 KiB (ValueError otherwise).
-// ensures: the next launch uses `o`.
-void set_options(const Options& o);
-// Parses an EMBER_SIMT_ORDER value into `base`'s order and seed. Throws ValueError.
-Options parse_order(const std::string& text, Options base);
-std::string order_name(Order o);
-
 // The limits of the emulated device (those of an H100-class GPU).
 constexpr int kWarpSize = 32;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr size_t kSharedPerBlock = 48 * 1024;
 constexpr size_t kSharedPerBlockOptin = 227 * 1024;
+
+struct Options {
+  Order order = Order::Forward;
+  uint64_t seed = 0;               // for Order::Random
+  int workers = 1;                 // OS threads that run blocks
+  size_t stack_bytes = 64 * 1024;  // per CUDA thread, plus one guard page
+  // The emulated device's gridDim.y and gridDim.z limit: CUDA's 65535 unless lowered. Kernels
+  // that loop past the limit read it from the device properties, so a test can lower it and
+  // run those loops with a few blocks a launch.
+  unsigned max_grid_yz = 65535;
+  // The opt-in limit of dynamic shared memory per block (kSharedPerBlockOptin unless lowered,
+  // say to a Turing GPU's 64 KiB, so a test sees the plans made for a smaller device).
+  size_t shared_optin = kSharedPerBlockOptin;
+};
+
+// The options in force. On first use they come from the environment: EMBER_SIMT_ORDER
+// (forward | reverse | random | random:SEED) and EMBER_SIMT_WORKERS (a positive integer).
+Options options();
+// requires: o.workers >= 1, o.stack_bytes >= 16 KiB, 1 <= o.max_grid_yz <= 65535,
+// 48 KiB <= o.shared_optin <= kSharedPerBlockOptin (ValueError otherwise).
+// ensures: the next launch uses `o`.
+void set_options(const Options& o);
+// Parses an EMBER_SIMT_ORDER value into `base`'s order and seed. Throws ValueError.
+Options parse_order(const std::string& text, Options base);
+std::string order_name(Order o);
 
 // Everything run_launch needs; built by simt::launch (runtime/simt/launch.h).
 struct LaunchSpec {
@@ -60,7 +68,8 @@ struct LaunchSpec {
 void run_launch(const LaunchSpec& spec);
 
 // Like cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
-// Throws CudaError (cudaErrorInvalidValue) above kSharedPerBlockOptin.
+// Throws CudaError (cudaErrorInvalidValue) above the opt-in limit (Options::shared_optin). A
+// launch may use the smaller of `bytes` and the opt-in limit in force when it runs.
 void set_max_dynamic_shared(const void* func, size_t bytes);
 
 }  // namespace ember::simt

@@ -43,6 +43,37 @@ inline std::vector<simt_test::Config> emu_orders() {
 #endif
 }
 
+// The gridDim.y / gridDim.z limit that a grid-limit test goes past, for its scope. On emu it is
+// lowered to `emu_limit` (simt::Options::max_grid_yz, which the launchers read through the
+// device properties), so a few blocks a launch run the same loops that 65535 would; on cuda:0 it
+// is the GPU's own.
+class ScopedGridLimit {
+ public:
+  explicit ScopedGridLimit(unsigned emu_limit) : saved_(simt::options()) {
+#if EMBER_TEST_DEVICE_CUDA
+    (void)emu_limit;
+    value_ = static_cast<unsigned>(gpu::backend(DeviceType::CUDA).properties(0).max_grid_z);
+#else
+    simt::Options o = saved_;
+    o.max_grid_yz = emu_limit;
+    simt::set_options(o);
+    value_ = emu_limit;
+#endif
+  }
+  ~ScopedGridLimit() {
+    simt::set_options(saved_);
+  }
+  ScopedGridLimit(const ScopedGridLimit&) = delete;
+  ScopedGridLimit& operator=(const ScopedGridLimit&) = delete;
+  unsigned value() const {
+    return value_;
+  }
+
+ private:
+  simt::Options saved_;
+  unsigned value_ = 0;
+};
+
 // Every element of `got` (any device) close to `want` (a float64 reference), NaN matching NaN.
 inline void check_close(const Tensor& got, const Tensor& want, double rtol, double atol) {
   REQUIRE(got.shape() == want.shape());

@@ -200,45 +200,25 @@ TEST_CASE("emu fft: refuses stride, dilation, groups, backward-filter and a cap 
     const char* reason;
     const char* shape;
   };
+  constexpr ConvDirection fwd = ConvDirection::forward, bwd_data = ConvDirection::backward_data,
+                          bwd_filter = ConvDirection::backward_filter;
+  // clang-format off
   const Refusal refusals[] = {
-      {"stride 2",
-       {1, 3, 17, 17},
-       {4, 3, 7, 7},
-       conv_params(2, 2, 3, 3, 1, 1, 1),
-       ConvDirection::forward,
-       "stride 1 only",
-       "stride 2x2"},
-      {"dilation 2",
-       {1, 3, 17, 17},
-       {4, 3, 7, 7},
-       conv_params(1, 1, 3, 3, 2, 2, 1),
-       ConvDirection::backward_data,
-       "dilation 1 only",
-       "dil 2x2"},
-      {"groups 3",
-       {1, 6, 17, 17},
-       {6, 2, 7, 7},
-       conv_params(1, 1, 3, 3, 1, 1, 3),
-       ConvDirection::forward,
-       "groups 1 only",
-       "groups 3"},
-      {"backward-filter",
-       {1, 3, 17, 17},
-       {4, 3, 7, 7},
-       conv_params(1, 1, 3, 3, 1, 1, 1),
-       ConvDirection::backward_filter,
-       "backward-filter is not implemented",
-       "R7 S7"},
+      {"stride 2", {1, 3, 17, 17}, {4, 3, 7, 7}, conv_params(2, 2, 3, 3, 1, 1, 1), fwd,
+       "stride 1 only", "stride 2x2"},
+      {"dilation 2", {1, 3, 17, 17}, {4, 3, 7, 7}, conv_params(1, 1, 3, 3, 2, 2, 1), bwd_data,
+       "dilation 1 only", "dil 2x2"},
+      {"groups 3", {1, 6, 17, 17}, {6, 2, 7, 7}, conv_params(1, 1, 3, 3, 1, 1, 3), fwd,
+       "groups 1 only", "groups 3"},
+      {"backward-filter", {1, 3, 17, 17}, {4, 3, 7, 7}, conv_params(1, 1, 3, 3, 1, 1, 1),
+       bwd_filter, "backward-filter is not implemented", "R7 S7"},
       // 30000 x 30000 at 13 x 13: some 330,000 tiles of 64 points for one image and one
       // channel, 11 GB of spectra against the 256 MiB cap.
-      {"over the cap",
-       {1, 1, 30000, 30000},
-       {1, 1, 13, 13},
-       conv_params(1, 1, 6, 6, 1, 1, 1),
-       ConvDirection::forward,
-       "workspace cap",
-       "H30000 W30000"},
+      {"over the cap", {1, 1, 30000, 30000}, {1, 1, 13, 13}, conv_params(1, 1, 6, 6, 1, 1, 1), fwd,
+       "workspace cap", "H30000 W30000"},
   };
+  // clang-format on
+
   for (const Refusal& r : refusals) {
     CAPTURE(r.name);
     const ops::ConvKey key = ops::conv2d_key(r.d, r.xs, r.ws, kFloat32, emu(), r.p);
@@ -314,5 +294,34 @@ TEST_CASE("emu fft: the plan's tile, and the heuristic picks fft only for large 
     }
   }
 }
+
+#if !EMBER_TEST_DEVICE_CUDA
+TEST_CASE(
+    "emu fft: on a device with 64 KiB of opt-in shared memory, float64 avoids 64-point tiles") {
+  // A float64 block of 64 points needs 67 KB of shared memory: more than a Turing GPU (sm_75)
+  // lets a block opt in to. The emulator's limit lowered to 64 KiB stands for one.
+  ConvPolicyGuard guard;
+  std::mt19937 g(fresh_seed());
+  const Shape xs{1, 2, 40, 40}, ws{2, 2, 17, 17};
+  const ops::Conv2dParams p = conv_params(1, 1, 8, 8, 1, 1, 1);
+  const ops::ConvKey key = ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat64, emu(), p);
+  auto tile = [&] {
+    return kernels_for(emu()).conv2d_fft_plan(kFloat64, key.shape, key.direction).tile;
+  };
+  CHECK(tile() == 64);
+  const simt::Options saved = simt::options();
+  simt::Options turing = saved;
+  turing.shared_optin = 64 * 1024;
+  simt::set_options(turing);
+  CHECK(tile() == 32);
+  const Tensor x = random_tensor(xs, kFloat64, -1, 1, g), w = random_tensor(ws, kFloat64, -1, 1, g);
+  ops::set_conv_algo("direct");
+  const Tensor want = ops::conv2d(x, w, Tensor(), p);
+  ops::set_conv_algo("fft");
+  const Tensor got = ops::conv2d(x.to(emu()), w.to(emu()), Tensor(), p);
+  simt::set_options(saved);
+  check_close(got, want, 1e-10, 1e-10);
+}
+#endif
 
 }  // namespace ember::test

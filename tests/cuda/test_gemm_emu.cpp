@@ -1,14 +1,14 @@
-// GEMM kernels on the emu device against float64 loops (matmul_reference): the float32 fast path with each of
-// its tiles (128x128, 128x64, 64x128, 64x64, chosen by the block count: the emulator has 8
-// multiprocessors, so 16 blocks take the larger tile), partial edge tiles, M/N/K = 1 and
-// K = 0, row-major and transposed operands each aligned or offset by one element (no float4),
-// batches with broadcasts, more row tiles than a grid dim holds; float64 through the general
-// kernel on the same shapes. Every case runs in every thread order.
+// GEMM kernels on the emu device against float64 loops (matmul_reference): the float32 fast
+// path with each of its tiles (128x128, 128x64, 64x128, 64x64, chosen by the block count: the
+// emulator has 8 multiprocessors, so 16 blocks take the larger tile), partial edge tiles,
+// M/N/K = 1 and K = 0, row-major and transposed operands each aligned or offset by one element
+// (no float4), batches with broadcasts, more row tiles and batch items than a grid dim holds
+// (under a lowered grid limit); float64 through the general kernel on the same shapes. Every case
+// runs in every thread order.
 #include <doctest/doctest.h>
 
 #include "cuda/cuda_test_util.h"
 #include "ops/matmul.h"
-#include "skip_case.h"
 
 namespace ember::test {
 namespace {
@@ -45,8 +45,8 @@ Tensor gemm_operand(const Shape& shape, DType t, Form f, std::mt19937& g) {
 
 // The product on the device against torch.matmul's rules in float64 loops.
 Tensor matmul_f64(const Tensor& a, const Tensor& b) {
-  const auto [shape, v] = matmul_reference(a.shape(), a.to_vector<double>(), b.shape(),
-                                           b.to_vector<double>());
+  const auto [shape, v] =
+      matmul_reference(a.shape(), a.to_vector<double>(), b.shape(), b.to_vector<double>());
   return from_vector(v, shape);
 }
 
@@ -126,22 +126,28 @@ TEST_CASE("emu DGEMM runs the general kernel on the edge shapes") {
   check_shapes(kEdgeShapes, kFloat64, kAllForms, 4);
 }
 
-TEST_CASE("emu GEMM with more row tiles than a grid dim holds") {
-  if (kSanitizedBuild) {
-    skip_case("65535 emulated blocks a launch: minutes under the sanitizers; the main build runs it");
-    return;
-  }
+TEST_CASE("emu GEMM with more row tiles and batch items than a grid dim holds") {
+  // Past the grid's y limit in row tiles (at least limit + 1 of them: a tile has at most 128
+  // rows for float32 and 64 for float64), and past its z limit in batch items, so blockIdx.y
+  // and blockIdx.z loop. The emulator's limit is lowered to 3; on a GPU it is 65535.
   std::mt19937 g(fresh_seed());
-  // 65536 row tiles of 128 (float32) or 64 (float64): blockIdx.y loops.
-  for (const auto& [t, m] : {std::pair{kFloat32, int64_t{65535} * 128 + 1},
-                             std::pair{kFloat64, int64_t{65535} * 64 + 1}}) {
-    CAPTURE(t);
-    const Tensor a = gemm_operand({m, 3}, t, Form::row_major, g);
-    const Tensor b = gemm_operand({3, 4}, t, Form::row_major, g);
-    const Tensor c = ops::matmul(a, b);
-    for (const auto& [lo, hi] : {std::pair{int64_t{0}, int64_t{130}}, std::pair{m - 300, m}}) {
-      check_close(c.slice(0, lo, hi), matmul_f64(a.slice(0, lo, hi), b),
-                  t == kFloat32 ? 1e-5 : 1e-12, 1e-5);
+  for (const auto& cfg : emu_orders()) {
+    simt_test::ScopedOptions scoped(cfg);
+    const ScopedGridLimit limit(3);
+    const int64_t l = limit.value();
+    CAPTURE(cfg.name());
+    for (const auto& [t, m] : {std::pair{kFloat32, l * 128 + 1}, std::pair{kFloat64, l * 64 + 1}}) {
+      CAPTURE(t);
+      const double tol = t == kFloat32 ? 1e-5 : 1e-12;
+      const Tensor a = gemm_operand({m, 3}, t, Form::row_major, g);
+      const Tensor b = gemm_operand({3, 4}, t, Form::row_major, g);
+      const Tensor c = ops::matmul(a, b);
+      for (const auto& [lo, hi] : {std::pair{int64_t{0}, std::min<int64_t>(m, 130)},
+                                   std::pair{std::max<int64_t>(0, m - 300), m}})
+        check_close(c.slice(0, lo, hi), matmul_f64(a.slice(0, lo, hi), b), tol, 1e-5);
+      const int64_t batch = std::min<int64_t>(2 * l + 1, 70000);
+      check_matmul(gemm_operand({batch, 5, 3}, t, Form::row_major, g),
+                   gemm_operand({batch, 3, 6}, t, Form::transposed, g));
     }
   }
 }

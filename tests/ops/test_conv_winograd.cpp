@@ -20,8 +20,6 @@ namespace {
 
 using ops::ConvDirection;
 
-const char* const kWinograd[] = {"winograd_f2x2_3x3", "winograd_f4x4_3x3"};
-
 // One alpha x alpha tile d and a 3 x 3 filter g of small integers through the three transforms,
 // in element type T, against the direct correlation y[i][j] = sum d[i + r][j + s] g[r][s].
 template <int M, typename T>
@@ -74,33 +72,10 @@ TEST_CASE("winograd: whole convolutions of small integers in float64 on the cpu"
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> small(-3, 3);
   // Edge tiles on both sides, every padding, and 13 channels / 6 filters off the multiples of 8.
-  for (int64_t pad : {0, 1, 2}) {
-    const ConvCase cs{"integers", 2, 13, 9, 11, 6, 3, 3, conv_params(1, 1, pad, pad, 1, 1, 1)};
-    const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c, 3, 3};
-    const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
-    std::vector<double> xv(checked_numel(xs)), wv(checked_numel(ws)), dyv(checked_numel(ys));
-    for (double& v : xv) v = small(gen);
-    for (double& v : wv) v = small(gen);
-    for (double& v : dyv) v = small(gen);
-    const ConvRef ref = conv_reference(cs, xv, wv, {}, dyv, ys[2], ys[3]);
-    const Tensor x = from_vector(xv, xs), w = from_vector(wv, ws), dy = from_vector(dyv, ys);
-    for (const char* algo : kWinograd) {
-      CAPTURE(algo);
-      CAPTURE(pad);
-      ops::set_conv_algo(algo);
-      const std::vector<double> y = ops::conv2d(x, w, Tensor(), cs.p).to_vector<double>();
-      const std::vector<double> dx = ops::conv2d_backward_data(dy, w, xs, cs.p).to_vector<double>();
-      const bool exact = std::string(algo) == "winograd_f2x2_3x3";
-      for (size_t i = 0; i < y.size(); ++i)
-        if (exact ? y[i] != ref.y[i] : std::abs(y[i] - ref.y[i]) > 1e-10)
-          FAIL_CHECK("forward element ", i, ": got ", y[i], ", want ", ref.y[i]);
-      for (size_t i = 0; i < dx.size(); ++i)
-        if (exact ? dx[i] != ref.dx[i] : std::abs(dx[i] - ref.dx[i]) > 1e-10)
-          FAIL_CHECK("backward-data element ", i, ": got ", dx[i], ", want ", ref.dx[i]);
-    }
-  }
+  for (int64_t pad : {0, 1, 2})
+    check_winograd_integers(
+        kCPU, {"integers", 2, 13, 9, 11, 6, 3, 3, conv_params(1, 1, pad, pad, 1, 1, 1)}, gen);
 }
 
 TEST_CASE("winograd: float32 error within budget on the cpu (C = 64 and 256)") {
@@ -122,50 +97,27 @@ TEST_CASE("winograd: refuses what it cannot compute, with the reason; never chos
     ConvDirection d;
     const char* reason;
   };
+  constexpr ConvDirection fwd = ConvDirection::forward, bwd_data = ConvDirection::backward_data,
+                          bwd_filter = ConvDirection::backward_filter;
+  // clang-format off
   const Refused cases[] = {
-      {"stride 2",
-       {4, 6, 3, 3},
-       conv_params(2, 2, 1, 1, 1, 1, 1),
-       kFloat32,
-       ConvDirection::forward,
+      {"stride 2", {4, 6, 3, 3}, conv_params(2, 2, 1, 1, 1, 1, 1), kFloat32, fwd,
        "stride 1 only, got 2x2"},
-      {"dilation 2",
-       {4, 6, 3, 3},
-       conv_params(1, 1, 2, 2, 2, 2, 1),
-       kFloat32,
-       ConvDirection::forward,
+      {"dilation 2", {4, 6, 3, 3}, conv_params(1, 1, 2, 2, 2, 2, 1), kFloat32, fwd,
        "dilation 1 only, got 2x2"},
-      {"5x5",
-       {4, 6, 5, 5},
-       conv_params(1, 1, 2, 2, 1, 1, 1),
-       kFloat32,
-       ConvDirection::forward,
+      {"5x5", {4, 6, 5, 5}, conv_params(1, 1, 2, 2, 1, 1, 1), kFloat32, fwd,
        "3x3 filters only, got 5x5"},
-      {"groups 2",
-       {4, 3, 3, 3},
-       conv_params(1, 1, 1, 1, 1, 1, 2),
-       kFloat32,
-       ConvDirection::backward_data,
+      {"groups 2", {4, 3, 3, 3}, conv_params(1, 1, 1, 1, 1, 1, 2), kFloat32, bwd_data,
        "groups 1 only, got 2"},
-      {"padding 3",
-       {4, 6, 3, 3},
-       conv_params(1, 1, 3, 3, 1, 1, 1),
-       kFloat64,
-       ConvDirection::backward_data,
+      {"padding 3", {4, 6, 3, 3}, conv_params(1, 1, 3, 3, 1, 1, 1), kFloat64, bwd_data,
        "padding 0 to 2 only"},
-      {"backward-filter",
-       {4, 6, 3, 3},
-       conv_params(1, 1, 1, 1, 1, 1, 1),
-       kFloat32,
-       ConvDirection::backward_filter,
+      {"backward-filter", {4, 6, 3, 3}, conv_params(1, 1, 1, 1, 1, 1, 1), kFloat32, bwd_filter,
        "backward-filter is not implemented"},
-      {"int32",
-       {4, 6, 3, 3},
-       conv_params(1, 1, 1, 1, 1, 1, 1),
-       kInt32,
-       ConvDirection::forward,
+      {"int32", {4, 6, 3, 3}, conv_params(1, 1, 1, 1, 1, 1, 1), kInt32, fwd,
        "float32 and float64 only"},
   };
+  // clang-format on
+
   // A big layer, where Winograd is the cheapest wherever it applies: the heuristic would pick it.
   const Shape xs{8, 6, 64, 64};
   for (const Device dev : {kCPU, Device::parse("emu:0")})

@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <numeric>
 #include <random>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/winograd_math.h"
 #include "ops/conv2d.h"
@@ -21,6 +23,16 @@
 #include "ops/op_test_util.h"
 
 namespace ember::test {
+
+inline const char* const kWinograd[] = {"winograd_f2x2_3x3", "winograd_f4x4_3x3"};
+
+// The Winograd algorithms that run on `dev`: both tiles everywhere, and the fused F(2x2, 3x3)
+// on the GPU backends.
+inline std::vector<std::string> winograd_algos(Device dev) {
+  std::vector<std::string> out(std::begin(kWinograd), std::end(kWinograd));
+  if (dev.is_gpu_like()) out.push_back("winograd_f2x2_3x3_fused");
+  return out;
+}
 
 // A fraction num / den in lowest terms, for running kernels/winograd_math.h's transforms (which
 // are templates on the element type) exactly.
@@ -94,7 +106,8 @@ double winograd_error_growth() {
 
 // The growth for a registry name: 1 for the algorithms that sum directly.
 inline double conv_error_growth(const std::string& algo) {
-  if (algo == "winograd_f2x2_3x3") return winograd_error_growth<2>();
+  if (algo == "winograd_f2x2_3x3" || algo == "winograd_f2x2_3x3_fused")
+    return winograd_error_growth<2>();
   if (algo == "winograd_f4x4_3x3") return winograd_error_growth<4>();
   return 1.0;
 }
@@ -136,7 +149,7 @@ inline WinogradErrors winograd_errors(Device dev, const std::string& algo, int64
 // them with their margin, for docs/conv.md.
 inline void check_winograd_budget(Device dev, const std::string& algo, int64_t n, int64_t c,
                                   int64_t hw, int64_t k, std::mt19937& g) {
-  const double budget = algo == "winograd_f2x2_3x3" ? 1e-6 : 6e-6;
+  const double budget = algo == "winograd_f4x4_3x3" ? 6e-6 : 1e-6;
   const WinogradErrors e = winograd_errors(dev, algo, n, c, hw, k, g);
   std::printf(
       "%s %s N%lld C%lld %lldx%lld K%lld: rel RMS forward %.2e, backward-data %.2e "
@@ -149,6 +162,39 @@ inline void check_winograd_budget(Device dev, const std::string& algo, int64_t n
   CHECK(e.forward <= budget);
   CHECK(e.backward_data <= budget);
   CHECK(e.forward > 0);  // float32 rounding happened: the run was not a float64 one
+}
+
+// Every Winograd algorithm of `dev` (forced) in float64, forward and backward-data, on the
+// 3x3 stride-1 case `cs` (its padding 0 to 2) filled with integers in [-3, 3], against the
+// float64 loops: F(2x2, 3x3), fused or not, bit for bit (its coefficients are dyadic, so even
+// FMA contraction is exact), F(4x4, 3x3) within 1e-10. requires: the caller's ConvPolicyGuard.
+inline void check_winograd_integers(Device dev, const ConvCase& cs, std::mt19937& gen) {
+  std::uniform_int_distribution<int> small(-3, 3);
+  const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c, 3, 3};
+  const Shape ys = ops::conv2d_output_shape(xs, ws, cs.p);
+  std::vector<double> xv(checked_numel(xs)), wv(checked_numel(ws)), dyv(checked_numel(ys));
+  for (std::vector<double>* v : {&xv, &wv, &dyv})
+    for (double& e : *v) e = small(gen);
+  const ConvRef ref = conv_reference(cs, xv, wv, {}, dyv, ys[2], ys[3]);
+  const Tensor x = from_vector(xv, xs, dev), w = from_vector(wv, ws, dev);
+  const Tensor dy = from_vector(dyv, ys, dev);
+  auto check = [](const char* what, const std::vector<double>& got, const std::vector<double>& want,
+                  bool exact) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      if (exact ? got[i] != want[i] : std::abs(got[i] - want[i]) > 1e-10)
+        FAIL_CHECK(what, " element ", i, ": got ", got[i], ", want ", want[i]);
+  };
+  for (const std::string& algo : winograd_algos(dev)) {
+    CAPTURE(algo);
+    CAPTURE(cs.p.padding[0]);
+    ops::set_conv_algo(algo);
+    const bool exact = algo != "winograd_f4x4_3x3";
+    check("forward", ops::conv2d(x, w, Tensor(), cs.p).to_vector<double>(), ref.y, exact);
+    check("backward-data", ops::conv2d_backward_data(dy, w, xs, cs.p).to_vector<double>(), ref.dx,
+          exact);
+  }
+  ops::set_conv_algo("");
 }
 
 }  // namespace ember::test

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cuda/fill.cuh"
+#include "runtime/gpu.h"
 #include "simt/kernels_bugs.cuh"
 #include "simt/simt_test_util.h"
 
@@ -35,7 +36,9 @@ void check_still_usable() {
   for (float v : y) REQUIRE(v == 3.0f);
 }
 
-std::string site(int line) { return "kernels_bugs.cuh:" + std::to_string(line); }
+std::string site(int line) {
+  return "kernels_bugs.cuh:" + std::to_string(line);
+}
 
 // Under ThreadSanitizer the missing barrier is reported as the data race it is, which fails the
 // run; that build checks races, this test checks the thread orders.
@@ -129,6 +132,30 @@ TEST_CASE("launch configurations a GPU refuses are refused with CUDA's error") {
     EMBER_LAUNCH(divergent_barrier_kernel, dim3(1), dim3(32, 1, 65), 0, nullptr, out.data());
   });
   CHECK(contains(e, "cudaErrorInvalidConfiguration"));
+  e = error_of([&] {
+    EMBER_LAUNCH(divergent_barrier_kernel, dim3(1, 65536), dim3(32), 0, nullptr, out.data());
+  });
+  CHECK(contains(e, "limited to (2^31-1,65535,65535)"));
+  check_still_usable();
+}
+
+TEST_CASE("a lowered grid limit refuses the grids past it and shows in the device properties") {
+  const simt::Options saved = simt::options();
+  simt::Options o = saved;
+  o.max_grid_yz = 3;
+  simt::set_options(o);
+  CHECK(gpu::backend(DeviceType::EMU).properties(0).max_grid_z == 3);
+  std::vector<float> out(4096);
+  std::string e = error_of([&] {
+    EMBER_LAUNCH(divergent_barrier_kernel, dim3(1, 1, 4), dim3(32), 0, nullptr, out.data());
+  });
+  CHECK(contains(e, "limited to (2^31-1,3,3)"));
+  simt::set_options(saved);
+  CHECK(gpu::backend(DeviceType::EMU).properties(0).max_grid_y == 65535);
+  for (unsigned bad : {0u, 65536u}) {
+    o.max_grid_yz = bad;
+    CHECK_THROWS_AS(simt::set_options(o), ValueError);
+  }
   check_still_usable();
 }
 
