@@ -240,20 +240,6 @@ class ConvLadder {
   int layers_ = 0, heuristic_within_ = 0;
 };
 
-// "cpu", "cuda", "cuda:1", "emu", "emu:0".
-CLI::Validator device_name() {
-  return CLI::Validator(
-      [](std::string& input) -> std::string {
-        try {
-          Device::parse(input);
-          return {};
-        } catch (const std::exception&) {
-          return "invalid value '" + input + "': expected cpu, cuda[:N] or emu[:N]";
-        }
-      },
-      "cpu, cuda[:N] or emu[:N]");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,7 +253,7 @@ int main(int argc, char** argv) {
   std::string device = "cuda";
   app.add_option("--device", device, "cpu, cuda[:N] or emu[:N] (emu needs --small)")
       ->capture_default_str()
-      ->check(device_name());
+      ->check(cli::device_of({DeviceType::CPU, DeviceType::CUDA, DeviceType::EMU}));
   app.add_option("--model", o.models, "models whose layers to run, comma-separated")
       ->delimiter(',')
       ->capture_default_str()

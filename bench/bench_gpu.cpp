@@ -5,6 +5,9 @@
 //   add, relu, batch_norm (training forward), max_pool2d 3x3/2
 //                achieved bandwidth on >= 64 MiB tensors     vs the copy's               >= 0.7
 //   conv ...     conv2d forward, algorithm implicit_gemm     vs cuDNN's fastest (FMA)    >= 0.5x
+//   f2x2/f4x4 ...  winograd_f2x2_3x3 / _f4x4_3x3 / _f2x2_3x3_fused forward
+//                                                            vs cuDNN's fastest Winograd >= 0.6x
+//   fft ...      conv2d forward, algorithm fft (R >= 7)      vs cuDNN's fastest FFT       -
 // A row whose op throws (not on this device yet, say) reads "n/a: <message>". Every result is
 // also checked: against cuBLAS/cuDNN on cuda, against the cpu ops with --small. Timing: events
 // around each call, after warm-up, median of the runs; on emu the events record host time, so
@@ -31,13 +34,11 @@
 #include "ops/pool2d.h"
 #include "ops/reduce.h"
 #include "reference/conv_spec.h"
-#include "timing.h"
-#if EMBER_BENCH_CUDNN
-#include "reference/cudnn_conv.h"
-#endif
+#include "reference/cudnn_conv.h"  // the class is defined only where cuDNN is (EMBER_BENCH_CUDNN)
 #include "runtime/gpu.h"
 #include "runtime/rng.h"
 #include "runtime/tensor.h"
+#include "timing.h"
 
 namespace {
 
@@ -224,25 +225,58 @@ class Bench {
     });
   }
 
+  // One row of a conv2d forward through `algo`, forced by name, next to cuDNN's fastest of
+  // `family`.
+  struct ConvRow {
+    std::string name;
+    const char* algo;
+    ConvSpec spec;
+    bench::CudnnFamily family;
+    double target;
+  };
+
   void conv_rows() {
-    std::vector<std::pair<std::string, ConvSpec>> specs;
+    using F = bench::CudnnFamily;
+    const char *ig = "implicit_gemm", *f2 = "winograd_f2x2_3x3", *f4 = "winograd_f4x4_3x3";
+    const char* f2f = "winograd_f2x2_3x3_fused";
+    std::vector<ConvRow> rows;
     if (o_.small) {
-      specs = {{"conv 3x3 8@8x8 N2", {2, 8, 8, 8, 8, 3, 3, 1, 1}},
-               {"conv 3x3/2 8->16@8x8 N2", {2, 8, 8, 8, 16, 3, 3, 2, 1}},
-               {"conv 1x1 8->16@8x8 N2", {2, 8, 8, 8, 16, 1, 1, 1, 0}}};
+      rows = {{"conv 3x3 8@8x8 N2", ig, {2, 8, 8, 8, 8, 3, 3, 1, 1}, F::any, 0.5},
+              {"conv 3x3/2 8->16@8x8 N2", ig, {2, 8, 8, 8, 16, 3, 3, 2, 1}, F::any, 0.5},
+              {"conv 1x1 8->16@8x8 N2", ig, {2, 8, 8, 8, 16, 1, 1, 1, 0}, F::any, 0.5},
+              {"f2x2 3x3 8@9x9 N2", f2, {2, 8, 9, 9, 8, 3, 3, 1, 1}, F::winograd, 0.6},
+              {"f4x4 3x3 8@9x9 N2", f4, {2, 8, 9, 9, 8, 3, 3, 1, 1}, F::winograd, 0.6},
+              {"f2x2 fused 3x3 20@9x9 N2", f2f, {2, 20, 9, 9, 20, 3, 3, 1, 1}, F::winograd, 0.6},
+              {"fft 7x7 4@12x12 N1", "fft", {1, 4, 12, 12, 4, 7, 7, 1, 3}, F::fft, NAN}};
     } else {
-      specs = {{"resnet20 3x3 16@32x32 N128", {128, 16, 32, 32, 16, 3, 3, 1, 1}},
-               {"resnet20 3x3 32@16x16 N128", {128, 32, 16, 16, 32, 3, 3, 1, 1}},
-               {"resnet20 3x3 64@8x8 N128", {128, 64, 8, 8, 64, 3, 3, 1, 1}},
-               {"resnet20 3x3/2 16->32@32x32 N128", {128, 16, 32, 32, 32, 3, 3, 2, 1}},
-               {"resnet50 3x3 64@56x56 N32", {32, 64, 56, 56, 64, 3, 3, 1, 1}},
-               {"resnet50 3x3 128@28x28 N32", {32, 128, 28, 28, 128, 3, 3, 1, 1}},
-               {"resnet50 3x3 256@14x14 N32", {32, 256, 14, 14, 256, 3, 3, 1, 1}},
-               {"resnet50 3x3 512@7x7 N32", {32, 512, 7, 7, 512, 3, 3, 1, 1}},
-               {"resnet50 1x1 64->256@56x56 N32", {32, 64, 56, 56, 256, 1, 1, 1, 0}}};
+      rows = {
+          {"resnet20 3x3 16@32x32 N128", ig, {128, 16, 32, 32, 16, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet20 3x3 32@16x16 N128", ig, {128, 32, 16, 16, 32, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet20 3x3 64@8x8 N128", ig, {128, 64, 8, 8, 64, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet20 3x3/2 16->32@32x32 N128", ig, {128, 16, 32, 32, 32, 3, 3, 2, 1}, F::any, 0.5},
+          {"resnet50 3x3 64@56x56 N32", ig, {32, 64, 56, 56, 64, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet50 3x3 128@28x28 N32", ig, {32, 128, 28, 28, 128, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet50 3x3 256@14x14 N32", ig, {32, 256, 14, 14, 256, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet50 3x3 512@7x7 N32", ig, {32, 512, 7, 7, 512, 3, 3, 1, 1}, F::any, 0.5},
+          {"resnet50 1x1 64->256@56x56 N32", ig, {32, 64, 56, 56, 256, 1, 1, 1, 0}, F::any, 0.5},
+          {"f2x2 resnet50 64@56x56 N32", f2, {32, 64, 56, 56, 64, 3, 3, 1, 1}, F::winograd, 0.6},
+          {"f4x4 resnet50 64@56x56 N32", f4, {32, 64, 56, 56, 64, 3, 3, 1, 1}, F::winograd, 0.6},
+          {"f2x2 fused resnet50 64@56x56", f2f, {32, 64, 56, 56, 64, 3, 3, 1, 1}, F::winograd, .6},
+          {"f2x2 resnet50 256@14x14 N32", f2, {32, 256, 14, 14, 256, 3, 3, 1, 1}, F::winograd, 0.6},
+          {"f4x4 resnet50 256@14x14 N32", f4, {32, 256, 14, 14, 256, 3, 3, 1, 1}, F::winograd, 0.6},
+          {"f2x2 vgg16 128@112x112 N32", f2, {32, 128, 112, 112, 128, 3, 3, 1, 1}, F::winograd, .6},
+          {"f4x4 vgg16 128@112x112 N32", f4, {32, 128, 112, 112, 128, 3, 3, 1, 1}, F::winograd, .6},
+          {"f2x2 fused vgg16 128@112x112",
+           f2f,
+           {32, 128, 112, 112, 128, 3, 3, 1, 1},
+           F::winograd,
+           .6},
+          {"fft 9x9 32@64x64 N32", "fft", {32, 32, 64, 64, 32, 9, 9, 1, 4}, F::fft, NAN},
+          {"fft 13x13 16@64x64 N32", "fft", {32, 16, 64, 64, 16, 13, 13, 1, 6}, F::fft, NAN}};
     }
-    for (const auto& [name, s] : specs) {
-      row(name, 0.5, [&](Row& r) {
+    for (const ConvRow& c : rows) {
+      const ConvSpec& s = c.spec;
+      row(c.name, c.target, [&](Row& r) {
         const Tensor x = randn_on({s.n, s.c, s.h, s.w}), w = randn_on({s.k, s.c, s.r, s.s});
         ops::Conv2dParams p;
         p.stride = {s.stride, s.stride};
@@ -250,7 +284,7 @@ class Bench {
         Tensor ours;
         double ms = 0;
         try {
-          ops::set_conv_algo("implicit_gemm");
+          ops::set_conv_algo(c.algo);
           ours = ops::conv2d(x, w, Tensor(), p);
           ms = time_ms(o_.device, o_.reps, [&] { (void)ops::conv2d(x, w, Tensor(), p); });
           ops::set_conv_algo("");
@@ -259,13 +293,13 @@ class Bench {
           throw;
         }
         r.ours = fmt("%.2f TFLOP/s (%.3f ms)", s.flops() / ms * 1e-9, ms);
-        reference_conv(r, s, x, w, ours, ms);
+        reference_conv(r, s, c.family, x, w, ours, ms);
       });
     }
   }
 
-  void reference_conv(Row& r, const ConvSpec& s, const Tensor& x, const Tensor& w,
-                      const Tensor& ours, double ours_ms) {
+  void reference_conv(Row& r, const ConvSpec& s, bench::CudnnFamily family, const Tensor& x,
+                      const Tensor& w, const Tensor& ours, double ours_ms) {
     if (!cuda_) {
       ops::Conv2dParams p;
       p.stride = {s.stride, s.stride};
@@ -280,7 +314,7 @@ class Bench {
     const auto* wp = static_cast<const float*>(w.data_ptr());
     auto* yp = static_cast<float*>(y.data_ptr());
     try {
-      bench::CudnnConv ref(s, o_.device.index, xp, wp, yp, size_t{1} << 30);
+      bench::CudnnConv ref(s, o_.device.index, xp, wp, yp, size_t{1} << 30, family);
       const double ms = time_ms(o_.device, o_.reps, [&] { ref.run(xp, wp, yp); });
       r.ref = fmt("cuDNN %.2f TFLOP/s (%.3f ms) ", s.flops() / ms * 1e-9, ms) + ref.algo_name();
       r.ratio = ms / ours_ms;
@@ -290,7 +324,7 @@ class Bench {
     }
     check(r, rel_err(ours, y), 1e-4);
 #else
-    (void)x, (void)w, (void)ours, (void)ours_ms, (void)s;
+    (void)x, (void)w, (void)ours, (void)ours_ms, (void)s, (void)family;
     r.ref = "n/a: built without cuDNN";
 #endif
   }

@@ -258,20 +258,6 @@ class Bench {
   Generator gen_{1234};
 };
 
-// "cuda", "cuda:1", "emu", "emu:0": a GPU device (cuda or the emulator).
-CLI::Validator gpu_device() {
-  return CLI::Validator(
-      [](std::string& input) -> std::string {
-        try {
-          const Device d = Device::parse(input);
-          if (d.is_cuda() || d.is_emu()) return {};
-        } catch (const std::exception&) {
-        }
-        return "invalid value '" + input + "': expected cuda[:N] or emu[:N]";
-      },
-      "cuda[:N] or emu[:N]");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -285,7 +271,7 @@ int main(int argc, char** argv) {
   std::string device = "cuda";
   app.add_option("--device", device, "cuda[:N] or emu[:N] (emu needs --small)")
       ->capture_default_str()
-      ->check(gpu_device());
+      ->check(cli::device_of({DeviceType::CUDA, DeviceType::EMU}));
   app.add_flag("--small", o.small, "small problems (seconds on the emulator)");
   app.add_option("--reps", o.reps, "timed runs per rung (the median is shown)")
       ->capture_default_str()

@@ -317,20 +317,6 @@ int run_algos(const AlgosArgs& a) {
   return 0;
 }
 
-// A validator that accepts what Device::parse does.
-CLI::Validator device_name() {
-  return CLI::Validator(
-      [](std::string& input) -> std::string {
-        try {
-          Device::parse(input);
-          return {};
-        } catch (const Error&) {
-          return "invalid value '" + input + "': expected cpu, cuda[:N] or emu[:N]";
-        }
-      },
-      "DEVICE");
-}
-
 }  // namespace
 
 Runner add_algos(CLI::App& app) {
@@ -390,7 +376,7 @@ Runner add_algos(CLI::App& app) {
       ->transform(one_of({"float32", "float64"}));
   cmd->add_option("--device", a->device, "cpu, cuda[:N] or emu[:N]")
       ->capture_default_str()
-      ->transform(device_name());
+      ->transform(cli::device_of({DeviceType::CPU, DeviceType::CUDA, DeviceType::EMU}));
   cmd->add_option("--policy", a->policy,
                   "the policy the keys are made under (deterministic: deterministic algorithms "
                   "only)")

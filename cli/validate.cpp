@@ -80,6 +80,26 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
       list);
 }
 
+CLI::Validator device_of(const std::vector<DeviceType>& types) {
+  std::vector<std::string> names;
+  for (DeviceType t : types)
+    names.push_back(t == DeviceType::CPU ? "cpu" : t == DeviceType::CUDA ? "cuda[:N]" : "emu[:N]");
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return CLI::Validator(
+      [types, list](std::string& input) -> std::string {
+        try {
+          const Device d = Device::parse(input);
+          for (DeviceType t : types)
+            if (d.type == t) return {};
+        } catch (const std::exception&) {
+        }
+        return invalid(input, list);
+      },
+      list);
+}
+
 CLI::Validator real_in(RealBound lo, RealBound hi) {
   const std::string range = real_range_text(lo, hi);
   return CLI::Validator(

@@ -1,5 +1,6 @@
-// Validators for the numeric options of the `ember` commands. A bad value is a parse error: the
-// command does not run, and the message names the option, the value given and what is allowed
+// Validators for the numeric and device options of the `ember` commands and the benchmarks. A bad
+// value is a parse error: the command does not run, and the message names the option, the value
+// given and what is allowed
 // ("--lr: invalid value 'nan': expected a finite number > 0").
 //
 // CLI11's own Range is not enough: every comparison with NaN is false, so NaN passes it, and its
@@ -15,6 +16,8 @@
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "runtime/device.h"
 
 namespace ember::cli {
 
@@ -44,5 +47,10 @@ inline RealBound unbounded_above() {
 
 // ensures: accepts a finite real number x within [lo, hi] (ends open or closed as asked).
 CLI::Validator real_in(RealBound lo, RealBound hi);
+
+// requires: `types` not empty. ensures: accepts what Device::parse accepts ("cpu", "cuda:1",
+// "emu") when its type is one of `types` ("invalid value 'x': expected cuda[:N] or emu[:N]").
+// Whether the device is present is for the command to say; this checks the spelling only.
+CLI::Validator device_of(const std::vector<DeviceType>& types);
 
 }  // namespace ember::cli

@@ -42,6 +42,19 @@ const char* algo_string(cudnnConvolutionFwdAlgo_t a) {
   }
 }
 
+bool in_family(cudnnConvolutionFwdAlgo_t a, CudnnFamily f) {
+  switch (f) {
+    case CudnnFamily::winograd:
+      return a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+             a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    case CudnnFamily::fft:
+      return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING;
+    case CudnnFamily::any:
+      return true;
+  }
+  return false;
+}
+
 // One handle for the process (creating one loads cuDNN's kernels: slow), never destroyed.
 cudnnHandle_t handle() {
   static cudnnHandle_t h = [] {
@@ -71,7 +84,7 @@ struct CudnnConv::Impl {
 };
 
 CudnnConv::CudnnConv(const ConvSpec& s, int device, const float* x, const float* w, float* y,
-                     size_t workspace_cap)
+                     size_t workspace_cap, CudnnFamily family)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   const cudnnHandle_t h = handle();
@@ -104,14 +117,19 @@ CudnnConv::CudnnConv(const ConvSpec& s, int device, const float* x, const float*
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<size_t>(k)];
     // The descriptor asks for FMA math; a result that reports tensor-op math is skipped.
     if (p.status != CUDNN_STATUS_SUCCESS ||
-        (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH))
+        (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH) ||
+        !in_family(p.algo, family))
       continue;
     m.algo = p.algo;
     m.workspace_bytes = p.memory;
     m.name = algo_string(p.algo);
     return;
   }
-  EMBER_THROW(CudnnError, "cuDNN: no forward algorithm in FMA math for this convolution");
+  EMBER_THROW(CudnnError, "cuDNN: no forward algorithm",
+              family == CudnnFamily::winograd ? " of the Winograd family"
+              : family == CudnnFamily::fft    ? " of the FFT family"
+                                              : "",
+              " in FMA math for this convolution");
 }
 
 CudnnConv::~CudnnConv() = default;
