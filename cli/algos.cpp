@@ -229,27 +229,46 @@ void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Probl
   }
 }
 
-// The forward keys of a model's convolution layers, in the order the forward pass meets them
-// (repeated shapes once): one pass under the heuristic, with no graph recorded.
+// The input side a model is run at unless --image-size says: 28 for lenet, 224 for the ImageNet
+// models, 32 for the CIFAR ones.
+int64_t default_image_size(const std::string& model) {
+  if (model == "lenet") return 28;
+  if (model == "resnet50" || model == "vgg16") return 224;
+  return 32;
+}
+
+// The forward keys of a model's convolution layers on `dev` in `dt` at batch a.batch, in the
+// order the forward pass meets them (repeated shapes once). The shapes come from one float32
+// pass of one image on the cpu, under the heuristic, with no graph recorded (cheap even for
+// VGG-16 at 224 x 224, and for a device as slow as the emulator); each is then keyed anew.
 std::vector<ops::ConvKey> model_keys(const AlgosArgs& a, DType dt, Device dev) {
   nn::ModelSpec spec;
-  const bool digits = a.model == "lenet";
-  spec.in_channels = a.in_channels > 0 ? a.in_channels : (digits ? 1 : 3);
-  spec.image_size = a.image_size > 0 ? a.image_size : (digits ? 28 : 32);
-  nn::ModulePtr model = nn::make_model(a.model, spec);
-  model->to(dt);
-  model->to(dev);
-  model->eval();  // batch norm with running statistics: the layers see the same shapes
-  SettingsGuard settings;
-  ops::set_conv_algo("");
-  ops::set_conv_benchmark(false);
-  ops::clear_conv_algo_cache();
-  NoGradGuard no_grad;
-  manual_seed(0);
-  model->forward(randn({a.batch, spec.in_channels, spec.image_size, spec.image_size}, {dt, dev}));
+  spec.in_channels = a.in_channels > 0 ? a.in_channels : (a.model == "lenet" ? 1 : 3);
+  spec.image_size = a.image_size > 0 ? a.image_size : default_image_size(a.model);
+  std::vector<kernels::ConvShape> shapes;
+  {
+    nn::ModulePtr model = nn::make_model(a.model, spec);
+    model->eval();  // batch norm with running statistics: the layers see the same shapes
+    SettingsGuard settings;
+    ops::set_conv_algo("");
+    ops::set_conv_benchmark(false);
+    ops::clear_conv_algo_cache();
+    NoGradGuard no_grad;
+    manual_seed(0);
+    model->forward(randn({1, spec.in_channels, spec.image_size, spec.image_size}));
+    for (const ops::ConvKey& k : ops::conv_keys_seen())
+      if (k.direction == ConvDirection::forward) shapes.push_back(k.shape);
+  }
   std::vector<ops::ConvKey> keys;
-  for (const ops::ConvKey& k : ops::conv_keys_seen())
-    if (k.direction == ConvDirection::forward) keys.push_back(k);
+  for (const kernels::ConvShape& s : shapes) {
+    ops::Conv2dParams p;
+    p.stride = {s.stride_h, s.stride_w};
+    p.padding = {s.pad_h, s.pad_w};
+    p.dilation = {s.dil_h, s.dil_w};
+    p.groups = s.groups;
+    keys.push_back(ops::conv2d_key(ConvDirection::forward, {a.batch, s.c, s.h, s.w},
+                                   {s.k, s.cg(), s.r, s.s}, dt, dev, p));
+  }
   return keys;
 }
 
@@ -357,14 +376,15 @@ Runner add_algos(CLI::App& app) {
                            ->transform(integer_in(1, kMax)));
   auto* model = cmd->add_option("--model", a->model,
                                 "every convolution layer of a model instead of one shape")
-                    ->transform(one_of({"lenet", "resnet20", "vgg_small"}));
+                    ->transform(one_of({"lenet", "resnet20", "vgg_small", "resnet50", "vgg16"}));
   for (CLI::Option* o : shape_opts) model->excludes(o);
   cmd->add_option("--batch", a->batch, "--model: batch size")
       ->capture_default_str()
       ->transform(integer_in(1, 4096))
       ->needs(model);
   cmd->add_option("--image-size", a->image_size,
-                  "--model: input side (default 28 for lenet, 32 otherwise)")
+                  "--model: input side (default 28 for lenet, 224 for resnet50 and vgg16, 32 "
+                  "otherwise)")
       ->transform(integer_in(1, 4096))
       ->needs(model);
   cmd->add_option("--in-channels", a->in_channels,

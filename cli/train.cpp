@@ -17,8 +17,8 @@
 #include "cli/validate.h"
 #include "nn/checkpoint.h"
 #include "nn/datasets.h"
-#include "nn/models.h"
 #include "nn/lr_scheduler.h"
+#include "nn/models.h"
 #include "nn/optim.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -195,7 +195,8 @@ int run_train(const TrainArgs& a) {
 Runner add_train(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a model, reporting test accuracy each epoch");
   auto a = std::make_shared<TrainArgs>();
-  cmd->add_option("--model", a->model, "mlp, lenet, resnet20 or vgg_small")->capture_default_str();
+  cmd->add_option("--model", a->model, "mlp, lenet, resnet20, vgg_small, resnet50 or vgg16")
+      ->capture_default_str();
   cmd->add_option("--data", a->data, "digits, mnist:DIR, fashion-mnist:DIR or cifar10:DIR")
       ->capture_default_str();
   cmd->add_option("--data-dir", a->data_dir, "where the bundled data lives (default: searched)");

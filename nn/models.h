@@ -1,5 +1,6 @@
 // Ready-made models, built from the public layers the way a user would build them:
-// mlp, lenet (8x8 or 28x28 input), resnet20 (CIFAR-style, with batch norm), vgg_small.
+// mlp, lenet (8x8 or 28x28 input), resnet20 (CIFAR-style, with batch norm), vgg_small, and the
+// ImageNet models resnet50 and vgg16 (torchvision's architectures and parameter names).
 //
 // Parameter names follow PyTorch conventions ("features.0.weight", "layer1.0.conv1.weight").
 #pragma once
@@ -13,8 +14,8 @@
 namespace ember::nn {
 
 struct ModelSpec {
-  int64_t in_channels = 1;   // 1 for digits/MNIST, 3 for CIFAR-10
-  int64_t image_size = 8;    // square input side
+  int64_t in_channels = 1;  // 1 for digits/MNIST, 3 for CIFAR-10
+  int64_t image_size = 8;   // square input side
   int64_t num_classes = 10;
 };
 
@@ -29,7 +30,15 @@ ModulePtr resnet20(const ModelSpec& spec);
 // A small VGG: three stages of two 3x3 conv + batch norm + ReLU, max-pooled, then a classifier.
 ModulePtr vgg_small(const ModelSpec& spec);
 
-// By name: "mlp", "lenet", "resnet20", "vgg_small". ValueError listing the names otherwise.
+// ResNet-50 (He et al. 2016; torchvision's v1.5, the stride in the 3x3 convolution): 25,557,032
+// parameters at 1000 classes. image_size >= 32.
+ModulePtr resnet50(const ModelSpec& spec);
+// VGG-16 (configuration D, no batch norm, torchvision's layout: features, a 7x7 adaptive average
+// pool, classifier with dropout): 138,357,544 parameters at 1000 classes. image_size >= 32.
+ModulePtr vgg16(const ModelSpec& spec);
+
+// By name: "mlp", "lenet", "resnet20", "vgg_small", "resnet50", "vgg16". ValueError listing the
+// names otherwise.
 ModulePtr make_model(const std::string& name, const ModelSpec& spec);
 std::vector<std::string> model_names();
 

@@ -34,7 +34,7 @@ BAD = {
         "--dtype": ("one of float32, float64", ["int32", "f32", "float"]),
         "--device": ("cpu, cuda[:N] or emu[:N]", ["gpu", "cuda:x"]),
         "--policy": ("one of heuristic, benchmark, deterministic", ["fast", "forced"]),
-        "--model": ("one of lenet, resnet20, vgg_small", ["mlp", "resnet50"]),
+        "--model": ("one of lenet, resnet20, vgg_small, resnet50, vgg16", ["mlp", "alexnet"]),
     },
     # Options that only make sense with --model are refused as bad values with it.
     "algos --model resnet20": {

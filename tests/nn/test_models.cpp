@@ -61,6 +61,39 @@ TEST_CASE("parameter names and counts follow the architectures") {
   CHECK(count_params(*r) == convs + bns + 64 * 10 + 10);
 }
 
+TEST_CASE("resnet50 and vgg16: torchvision's parameter counts and names, and a training step") {
+  // The counts torchvision publishes at 1000 classes, less its classifier's last layer
+  // (in * 1000 + 1000) plus ours at 10 classes: ResNet-50's fc has 2048 inputs, VGG-16's 4096.
+  struct Case {
+    const char* name;
+    int64_t published, fc_in;
+    const char* some_names[3];
+  };
+  const Case cases[] = {
+      {"resnet50", 25557032, 2048, {"conv1.weight", "layer1.0.downsample.0.weight", "fc.bias"}},
+      {"vgg16", 138357544, 4096, {"features.0.weight", "features.28.bias", "classifier.6.weight"}}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    ModulePtr m = make_model(c.name, {3, 32, 10});
+    CHECK(count_params(*m) == c.published - (c.fc_in * 1000 + 1000) + (c.fc_in * 10 + 10));
+    auto named = m->named_parameters();
+    for (const char* want : c.some_names) {
+      CAPTURE(want);
+      bool found = false;
+      for (auto& [n, p] : named) found |= n == want;
+      CHECK(found);
+    }
+    Tensor y = (*m)(randn({2, 3, 32, 32}));
+    CHECK(y.shape() == Shape{2, 10});
+    backward(sum(y));
+    for (auto& [n, p] : named) {
+      CAPTURE(n);
+      CHECK(grad(p).defined());
+    }
+    CHECK_THROWS_AS(make_model(c.name, {3, 16, 10}), ValueError);  // below 32x32
+  }
+}
+
 TEST_CASE("BatchNorm2d uses batch statistics in training and running ones in eval") {
   BatchNorm2d bn(2);
   Tensor x = from_vector<float>({1, 2, 3, 4, 10, 20, 30, 40}, {2, 2, 1, 2});

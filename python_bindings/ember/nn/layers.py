@@ -170,5 +170,6 @@ class MSELoss(Module):
 
 
 def model(name, in_channels=1, image_size=8, num_classes=10):
-    """One of Ember's ready-made models ("mlp", "lenet", "resnet20", "vgg_small") as a Module."""
+    """One of Ember's ready-made models ("mlp", "lenet", "resnet20", "vgg_small", "resnet50",
+    "vgg16") as a Module."""
     return CppModule(_C._make_model(name, in_channels, image_size, num_classes))
