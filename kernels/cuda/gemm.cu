@@ -17,8 +17,10 @@
 //   matrix edges, where the elements outside are zeros. The epilogue writes float4 when C's
 //   rows are aligned.
 // - The plan (gemm_plan, kernels/gemm_shape.h) takes the largest tile (128 x 128, then 128 x 64
-//   or 64 x 128, then 64 x 64) that still gives at least two blocks per multiprocessor, so
-//   smaller products fill the GPU; the launcher runs what it says.
+//   or 64 x 128, the longer side first, then 64 x 64) that still gives at least two blocks per
+//   multiprocessor, so smaller products fill the GPU, and whose 128 sides pad at most 1/8 more
+//   than 64 would (Winograd's products have M = 64 channels: a 128-row tile would compute half
+//   zeros); the launcher runs what it says.
 // - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the
 //   device's grid limit (65535 on CUDA; lower on the emulator when a test asks).
 #include "kernels/cuda/compat.h"
@@ -325,17 +327,26 @@ GemmPlan plan(DType t, const GemmShape& s, const void* a, const void* b, const v
       fast_operand(a, s.m, s.a_row, s.k, s.a_col, s.batch_index, 0, f.a, p.a_along_m) &&
       fast_operand(b, s.n, s.b_col, s.k, s.b_row, s.batch_index, 1, f.b, p.b_along_n)) {
     f.c_vec = s.n % 4 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
-    // The largest tile that still gives two blocks per multiprocessor.
+    // The largest tile that still gives two blocks per multiprocessor and pads little.
     const int64_t want = 2 * int64_t(multiprocessors());
     auto blocks = [&](int64_t bm, int64_t bn) {
       return (s.m + bm - 1) / bm * ((s.n + bn - 1) / bn) * s.batch;
     };
-    if (blocks(128, 128) >= want)
+    // A 128 side pads at most 1/8 more than a 64 side would (M = 64 in 128-row tiles would
+    // compute as many zeros as products).
+    auto pads_little = [](int64_t size, int64_t tile) {
+      return tile == 64 || 8 * ((size + 127) / 128 * 128) <= 9 * ((size + 63) / 64 * 64);
+    };
+    auto good = [&](int64_t bm, int64_t bn) {
+      return pads_little(s.m, bm) && pads_little(s.n, bn) && blocks(bm, bn) >= want;
+    };
+    const bool tall = s.m >= s.n;
+    if (good(128, 128))
       p.bm = 128, p.bn = 128;
-    else if (s.m >= s.n && blocks(128, 64) >= want)
-      p.bm = 128, p.bn = 64;
-    else if (s.m < s.n && blocks(64, 128) >= want)
-      p.bm = 64, p.bn = 128;
+    else if (good(tall ? 128 : 64, tall ? 64 : 128))
+      p.bm = tall ? 128 : 64, p.bn = tall ? 64 : 128;
+    else if (good(tall ? 64 : 128, tall ? 128 : 64))
+      p.bm = tall ? 64 : 128, p.bn = tall ? 128 : 64;
     else
       p.bm = 64, p.bn = 64;
     p.kernel = GemmKernel::f32_fast;

@@ -132,7 +132,7 @@ void check_fast(const GemmPlan& p, int bm, int bn) {
 
 }  // namespace
 
-TEST_CASE("gemm plan: the largest fast tile that still gives two blocks per multiprocessor") {
+TEST_CASE("gemm plan: the largest fast tile with two blocks per multiprocessor, padding little") {
   const int64_t s = sms();
   CAPTURE(s);
   // 2 x S blocks of 128 x 128: the biggest tile.
@@ -147,6 +147,9 @@ TEST_CASE("gemm plan: the largest fast tile that still gives two blocks per mult
   // Half of that: 128 x 64 when M >= N, 64 x 128 when M < N.
   check_fast(plan_and_run({128 * s, 128, 16}), 128, 64);
   check_fast(plan_and_run({128, 128 * s, 16}), 64, 128);
+  // A side of 64 (or 130) in a 128 tile would be half (a third) padding: 64 x 128, 128 x 64.
+  check_fast(plan_and_run({64, 128 * 4 * s, 16}), 64, 128);
+  check_fast(plan_and_run({128 * 4 * s, 130, 16}), 128, 64);
   // Too small to fill anything: 64 x 64, one block.
   p = plan_and_run({64, 64, 5});
   check_fast(p, 64, 64);
