@@ -18,10 +18,21 @@
 
 namespace ember::kernels {
 
+// What a sum tells its caller of each multiply-add it makes: nothing by default; the emulated GPU
+// kernels pass a TapCount to report their work (EMBER_COUNT_WORK, kernels/cuda/compat.h).
+struct NoTaps {
+  EMBER_HOST_DEVICE void operator()() const {}
+};
+struct TapCount {
+  int64_t* taps;
+  EMBER_HOST_DEVICE void operator()() const { ++*taps; }
+};
+
 // y[n, k, p, q], bias[k] included when bias is not null.
-template <typename T>
+template <typename T, typename Taps = NoTaps>
 EMBER_HOST_DEVICE T conv2d_direct_fwd_at(const ConvShape& s, const T* x, const T* w, const T* bias,
-                                         int64_t n, int64_t k, int64_t p, int64_t q) {
+                                         int64_t n, int64_t k, int64_t p, int64_t q,
+                                         Taps tap = {}) {
   const int64_t cg = s.c / s.groups, kg = s.k / s.groups;
   const T* xg = x + (n * s.c + (k / kg) * cg) * s.h * s.w;
   const T* wk = w + k * cg * s.r * s.s;
@@ -34,15 +45,17 @@ EMBER_HOST_DEVICE T conv2d_direct_fwd_at(const ConvShape& s, const T* x, const T
         const int64_t iw = q * s.stride_w - s.pad_w + t * s.dil_w;
         if (iw < 0 || iw >= s.w) continue;
         acc += xg[(c * s.h + ih) * s.w + iw] * wk[(c * s.r + r) * s.s + t];
+        tap();
       }
     }
   return acc;
 }
 
 // dx[n, c, ih, iw]: input position ih receives from output row p when ih = p*sh - ph + r*dh.
-template <typename T>
+template <typename T, typename Taps = NoTaps>
 EMBER_HOST_DEVICE T conv2d_direct_bwd_data_at(const ConvShape& s, const T* dy, const T* w,
-                                              int64_t n, int64_t c, int64_t ih, int64_t iw) {
+                                              int64_t n, int64_t c, int64_t ih, int64_t iw,
+                                              Taps tap = {}) {
   const int64_t cg = s.c / s.groups, kg = s.k / s.groups;
   const int64_t g = c / cg, cl = c % cg;
   T acc = T(0);
@@ -57,6 +70,7 @@ EMBER_HOST_DEVICE T conv2d_direct_bwd_data_at(const ConvShape& s, const T* dy, c
         const int64_t pw = iw + s.pad_w - t * s.dil_w;
         if (pw < 0 || pw % s.stride_w != 0 || pw / s.stride_w >= s.ow) continue;
         acc += dyk[p * s.ow + pw / s.stride_w] * wk[r * s.s + t];
+        tap();
       }
     }
   }
@@ -64,9 +78,10 @@ EMBER_HOST_DEVICE T conv2d_direct_bwd_data_at(const ConvShape& s, const T* dy, c
 }
 
 // dw[k, c, r, t], c counted within k's group.
-template <typename T>
+template <typename T, typename Taps = NoTaps>
 EMBER_HOST_DEVICE T conv2d_direct_bwd_filter_at(const ConvShape& s, const T* dy, const T* x,
-                                                int64_t k, int64_t c, int64_t r, int64_t t) {
+                                                int64_t k, int64_t c, int64_t r, int64_t t,
+                                                Taps tap = {}) {
   const int64_t cg = s.c / s.groups, kg = s.k / s.groups;
   const int64_t xc = (k / kg) * cg + c;
   T acc = T(0);
@@ -80,6 +95,7 @@ EMBER_HOST_DEVICE T conv2d_direct_bwd_filter_at(const ConvShape& s, const T* dy,
         const int64_t iw = q * s.stride_w - s.pad_w + t * s.dil_w;
         if (iw < 0 || iw >= s.w) continue;
         acc += dyk[p * s.ow + q] * xn[ih * s.w + iw];
+        tap();
       }
     }
   }

@@ -43,6 +43,7 @@ struct ConvFftPlan {
   int64_t images = 0, in_chunk = 0, out_chunk = 0;
   int64_t chunks[3] = {0, 0, 0};
   int64_t spectrum = 0;  // T * (T/2 + 1)
+  int threads = 0;       // per transform block (64 for 16-point tiles, else 256)
   size_t workspace_bytes = 0;
 };
 

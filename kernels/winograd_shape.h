@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/conv_shape.h"
+#include "kernels/gemm_shape.h"
 #include "runtime/host_device.h"
 
 namespace ember::kernels {
@@ -79,6 +80,28 @@ inline WinogradGeometry winograd_geometry(WinogradTile t, const ConvShape& s, Co
 // with item the element size and (ci, co, oh, ow) the correlated tensor's and the result's
 // channels and size (forward: C, K, OH, OW; backward-data: K, C, H, W); fused, U's alone:
 //   item * 16 * co * ci.
+// The fused F(2x2, 3x3) kernel's block (Note [Fused Winograd F(2x2, 3x3)] in
+// kernels/cuda/conv2d_winograd.cu): 16 output channels x 16 tiles on 256 threads, the input
+// channels staged 16 (float32) or 8 (float64) at a time.
+struct WinogradFusedBlock {
+  static constexpr int kChannels = 16, kTiles = 16, kThreads = 256;
+  static constexpr int chunk(size_t item) { return item == 4 ? 16 : 8; }
+};
+
+// The GPU's alpha^2 products M[xi] (co x tiles) = U[xi] (co x ci) . V[xi] (ci x tiles), all three
+// row-major and packed one after another in the workspace: one gemm_batched call.
+inline GemmShape winograd_products_shape(const WinogradGeometry& g) {
+  GemmShape s;
+  s.m = g.co, s.n = g.tiles(), s.k = g.ci;
+  s.a_row = g.ci, s.a_col = 1, s.b_row = g.tiles(), s.b_col = 1;
+  s.batch = g.positions();
+  s.batch_index.ndim = 1;
+  s.batch_index.sizes[0] = g.positions();
+  s.batch_index.strides[0][0] = g.co * g.ci;
+  s.batch_index.strides[1][0] = g.ci * g.tiles();
+  return s;
+}
+
 inline size_t winograd_workspace_bytes(const WinogradGeometry& g, size_t item) {
   const int64_t vm = g.fused ? 0 : g.v_elems() + g.m_elems();
   return static_cast<size_t>(g.u_elems() + vm) * item;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kernels/conv_shape.h"
+#include "ops/conv2d_work.h"
 #include "runtime/device.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
@@ -109,6 +110,10 @@ class ConvAlgo {
   virtual size_t workspace_bytes(const ConvKey& key) const = 0;
   // Estimated run time in arbitrary units, for the heuristic policy (lower is better).
   virtual double cost(const ConvKey& key) const = 0;
+  // The work of one call on a GPU backend as the cost model counts it (ops/conv2d_work.h), the
+  // forward with a bias when `bias`; no launches where nothing is counted (the cpu's kernels, a
+  // library's algorithms). requires: supports(key).
+  virtual ConvWork work(const ConvKey&, bool /*bias*/) const { return {}; }
   // How it would run `key`, in a few words (EMBER_LOG=select prints it with the choice); "" when
   // there is nothing to add. requires: supports(key).
   virtual std::string plan(const ConvKey&) const { return {}; }
@@ -137,6 +142,8 @@ std::vector<ConvAlgoPtr> winograd_conv_algos();
 
 // All registered algorithms, in registration order.
 std::vector<std::string> conv_algo_names();
+// The registered algorithm of that name, or null.
+ConvAlgoPtr find_conv_algo(const std::string& name);
 // Adds an algorithm. requires: a non-null algorithm with a new, non-empty name (ValueError
 // otherwise).
 void register_conv_algo(ConvAlgoPtr algo);

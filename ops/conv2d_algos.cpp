@@ -91,11 +91,27 @@ class Direct final : public ConvAlgo {
   bool supports(const ConvKey& k, std::string* why) const override { return floats_nchw(k, why); }
   size_t workspace_bytes(const ConvKey&) const override { return 0; }
   // The cpu's scalar loops (backward data slower: modulo tests per tap); on a GPU every operand
-  // comes from global memory per multiply-add, which still wins for depthwise-like shapes,
-  // where a GEMM tile would be mostly empty (implicit_gemm's cost).
+  // comes from global memory per multiply-add (its counted flops at an eighth of
+  // implicit_gemm's rate), which still wins for depthwise-like shapes, where a GEMM tile would
+  // be mostly empty (implicit_gemm's cost).
+  // GPU work: two loads per multiply-add of the live taps, one store per output.
+  ConvWork work(const ConvKey& k, bool bias) const override {
+    ConvWork w;
+    if (!is_gpu(k.device_type)) return w;
+    const ConvShape& s = k.shape;
+    const double macs = double(conv_live_macs(s));
+    const bool fwd = k.direction == ConvDirection::forward;
+    const double outputs = double(fwd                                           ? s.y_numel()
+                                  : k.direction == ConvDirection::backward_data ? s.x_numel()
+                                                                                : s.w_numel());
+    w.flops = 2.0 * macs;
+    w.bytes = double(itemsize(k.dtype)) * (2.0 * macs + outputs * (fwd && bias ? 2.0 : 1.0));
+    w.launches = outputs > 0 ? 1 : 0;
+    return w;
+  }
   double cost(const ConvKey& k) const override {
     const double macs = static_cast<double>(k.shape.macs());
-    if (is_gpu(k.device_type)) return 10.0 + macs / 50.0;
+    if (is_gpu(k.device_type)) return 10.0 + work(k, false).flops / 100.0;
     const double slow = k.direction == ConvDirection::backward_data ? 0.5 : 1.0;
     return macs / (0.5 * slow * threads());
   }
@@ -146,16 +162,57 @@ class ImplicitGemm final : public ConvAlgo {
   // instruction set it runs (AVX2: 8 multiply-adds each, so the same convolution costs twice as
   // many), so few filters in a tile, as in the first layer's backward data, leave im2col_gemm
   // cheaper.
-  // GPU: ~8x the direct kernels on a full tile, paying for the unused columns of its tile
-  // (columns per group round up to 16, 32 or a multiple of 64) and a fixed cost per launch.
+  // GPU: ~8x the direct kernels' rate on the counted flops of its plan (work(): whole tiles, so
+  // the unused rows, columns and reduction steps of the last tiles are paid for) and a fixed
+  // cost per launch (split-K's second kernel too).
   double cost(const ConvKey& k) const override {
     const ConvShape& s = k.shape;
     if (!is_gpu(k.device_type))
       return 1000.0 + kc::conv2d_implicit_gemm_work(s, k.direction) / threads();
-    const int64_t cols = k.direction == ConvDirection::backward_data ? s.cg() : s.kg();
-    const int64_t tile = cols <= 16 ? 16 : cols <= 32 ? 32 : (cols + 63) / 64 * 64;
-    const double waste = static_cast<double>(tile) / static_cast<double>(cols);
-    return 20.0 + static_cast<double>(s.macs()) * waste / 400.0;
+    const ConvWork w = work(k, false);
+    return 20.0 * double(std::max<int64_t>(w.launches, 1)) + w.flops / 800.0;
+  }
+  // GPU work, from the plan the kernels run: every block's whole tile over the reduction in
+  // steps of 8; the gathered operand's live taps loaded once per column tile, the filter (or dy,
+  // backward-filter) once per row tile; one store per result, and split-K's partial sums added.
+  ConvWork work(const ConvKey& k, bool bias) const override {
+    ConvWork w;
+    if (!is_gpu(k.device_type)) return w;
+    const kernels::ConvGemmPlan p =
+        kernels_for(k.device()).conv2d_implicit_gemm_plan(k.dtype, k.shape, k.direction);
+    if (p.kernel != kernels::ConvGemmKernel::tiled) return w;
+    const ConvShape& s = k.shape;
+    const double item = double(itemsize(k.dtype)), g = double(s.groups);
+    const double row_tiles = double((p.rows + p.bm - 1) / p.bm);
+    const double col_tiles = double((p.cols + p.bn - 1) / p.bn);
+    const double tile = double(p.bm) * p.bn * 8.0;
+    // The gathered tensor's live (pixel, tap) pairs: per image and channel of the sum.
+    const double live = double(conv_taps_along(s.oh, s.r, s.h, s.stride_h, s.pad_h, s.dil_h) *
+                               conv_taps_along(s.ow, s.s, s.w, s.stride_w, s.pad_w, s.dil_w));
+    const double gathered = col_tiles * g * double(s.n) * live *
+                            double(k.direction == ConvDirection::backward_data ? s.kg() : s.cg());
+    if (k.direction == ConvDirection::backward_filter) {
+      double steps = 0;  // over the splits, each ceil(its length / 8)
+      for (int64_t split = 0; split < p.splits; ++split) {
+        const int64_t len = std::min(p.chunk, p.depth - split * p.chunk);
+        steps += double(len > 0 ? (len + 7) / 8 : 0);
+      }
+      w.flops = 2.0 * row_tiles * col_tiles * g * steps * tile;
+      const double dy = row_tiles * g * double(p.depth) * double(p.cols);
+      const double stores = double(p.splits) * double(s.w_numel());
+      const double reduce = p.splits > 1 ? double(p.splits + 1) * double(s.w_numel()) : 0.0;
+      w.bytes = item * (gathered + dy + stores + reduce);
+      w.launches = p.splits > 1 ? 2 : 1;
+      return w;
+    }
+    const double steps = double((p.depth + 7) / 8);
+    w.flops = 2.0 * row_tiles * col_tiles * g * steps * tile;
+    const double filters = row_tiles * g * double(p.depth) * double(p.cols);
+    const double results = double(p.rows) * double(p.cols) * g;
+    const bool with_bias = bias && k.direction == ConvDirection::forward;
+    w.bytes = item * (gathered + filters + results * (with_bias ? 2.0 : 1.0));
+    w.launches = 1;
+    return w;
   }
   // GPU: the tile and split the kernels run (kernels/conv_shape.h, ConvGemmPlan), e.g.
   // "tile 256x16 (8x4 per thread, 128 threads), grid 1x1x4, split-K 4 of 256, workspace 3456 B".

@@ -375,6 +375,14 @@ std::vector<std::string> conv_algo_names() {
   return names_of(r.algos);
 }
 
+ConvAlgoPtr find_conv_algo(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const AlgoPtr& a : r.algos)
+    if (a->name() == name) return a;
+  return nullptr;
+}
+
 namespace {
 // The algorithm set changed: rankings and measurements were made for another one.
 void algos_changed_locked(Registry& r) {

@@ -116,6 +116,11 @@ class Winograd final : public ConvAlgo {
     return kernels::winograd_workspace_bytes(geometry(k), item_size(k.dtype));
   }
   double cost(const ConvKey& k) const override;
+  ConvWork work(const ConvKey& k, bool bias) const override {
+    const Parts p = parts(k, bias);
+    ConvWork w = p.streamed;
+    return w += p.products;
+  }
   // "F(4x4,3x3): 36 products of 64x64 by 64x512, workspace 7077888 B".
   std::string plan(const ConvKey& k) const override {
     const WinogradGeometry g = geometry(k);
@@ -143,6 +148,11 @@ class Winograd final : public ConvAlgo {
   }
 
  private:
+  // The GPU kernels' work in two parts, priced differently (Note [Winograd cost]).
+  struct Parts {
+    ConvWork streamed, products;
+  };
+  Parts parts(const ConvKey& k, bool bias) const;
   WinogradGeometry geometry(const ConvKey& k) const {
     return kernels::winograd_geometry(tile_, k.shape, k.direction);
   }
@@ -150,50 +160,90 @@ class Winograd final : public ConvAlgo {
 };
 
 // Note [Winograd cost]
-// The estimate, in the units of the other algorithms' costs:
-//   products   alpha^2 * co * ci * tiles multiply-adds at the GEMM's rate (the cpu: Eigen's, as
-//              im2col_gemm's; the GPU: implicit_gemm's rate on a full tile, with the rows and
-//              columns rounded up to the 64 x 64 tile of kernels/cuda/gemm.cu's smallest tile),
+// The estimate, in the units of the other algorithms' costs. On the cpu:
+//   products   alpha^2 * co * ci * tiles multiply-adds at Eigen's rate, as im2col_gemm's,
 //   traffic    alpha^2 * (ci + co) * tiles elements of V and M, each written once and read once,
 //              and transformed: the non-fused algorithm's price, which makes it lose to a GEMM
 //              where the channels are few (little arithmetic per element moved),
 //   filters    alpha^2 * co * ci elements of U, transformed, packed and read by every product:
 //              what makes F(4x4) (36 per filter) dearer than F(2x2) (16) where there are few
 //              tiles to share them, so F(4x4) wins only where tiles are many;
-//   and a fixed cost per call (four passes, or four launches).
-// Fused (GPU only), one kernel in place of the last three: no V or M traffic, but every block
-// of 16 channels x 16 tiles re-reads its tiles' inputs (16 elements each) and its channels' U,
-// from L2 mostly, a quarter of a memory element's price:
-//   40 + macs'' / 400 + (16 ci tiles ceil(co/16) + 16 co ci ceil(tiles/16)) / 40
-//      + (co tiles m^2 + filters) / 10,  macs'' with co and tiles rounded up to 16.
+//   2000 + (macs / r + 4 * traffic + 20 * filters) / threads, r = 8 (float32) or 4 (float64) as
+//   im2col_gemm's, the traffic and filter terms 1.5 times dearer in float64.
 // tiles = N ceil(OH/m) ceil(OW/m) counts the padded edge tiles, which cost as much as the rest.
-//   cpu: 2000 + (macs / r + 4 * traffic + 20 * filters) / threads, r = 8 (float32) or 4
-//        (float64) as im2col_gemm's, the traffic and filter terms 1.5 times dearer in float64;
-//   GPU: 80 + macs' / 400 + (traffic + filters) / 10, macs' with the rounded rows and columns.
 // The cpu's weights were fitted to single-threaded timings of the kernels (docs/conv.md,
-// "Winograd"); the GPU's are an estimate from bandwidth and FMA rates, not a measurement.
+// "Winograd").
+// On a GPU, from the counted work of the kernels that run (Winograd::parts, ops/conv2d_work.h):
+//   20 per launch + flops / 800 (implicit_gemm's rate on its tiles, which the products' tiles
+//   and the fused kernel's 4 x 4 outer products match) + the elements moved: those streamed
+//   through memory once (the transforms' inputs and outputs: V, M, U, x, y) at 1/10 each, those
+//   re-read by every block of a product (U and V in gemm_batched's tiles; the tiles' windows and
+//   U in the fused kernel), from L2 mostly, at 1/40. Fusion saves the round trip of V and M
+//   (alpha^2 (ci + co) elements a tile) and pays in windows re-read once per 16 channels; F(4x4)
+//   has a third of F(2x2)'s products per output but 36 U elements a filter to F(2x2)'s 16, so it
+//   wins where tiles are many. These GPU weights are an estimate from bandwidth and FMA rates,
+//   not a measurement.
 double Winograd::cost(const ConvKey& k) const {
   const WinogradGeometry g = geometry(k);
+  if (is_gpu(k.device_type)) {
+    const Parts p = parts(k, /*bias=*/false);
+    const double item = double(item_size(k.dtype));
+    return 20.0 * double(p.streamed.launches + p.products.launches) +
+           (p.streamed.flops + p.products.flops) / 800.0 + p.streamed.bytes / item / 10.0 +
+           p.products.bytes / item / 40.0;
+  }
   const double pos = static_cast<double>(g.positions());
   const double traffic = pos * static_cast<double>(g.ci + g.co) * g.tiles();
   const double filters = pos * static_cast<double>(g.co) * g.ci;
-  if (g.fused) {
-    auto blocks16 = [](int64_t v) { return static_cast<double>((v + 15) / 16); };
-    const double macs = pos * 16 * blocks16(g.co) * 16 * blocks16(g.tiles()) * g.ci;
-    const double rereads =
-        16.0 * g.ci * g.tiles() * blocks16(g.co) + 16.0 * g.co * g.ci * blocks16(g.tiles());
-    const double writes = static_cast<double>(g.co) * g.tiles() * g.m * g.m;
-    return 40.0 + macs / 400.0 + rereads / 40.0 + (writes + filters) / 10.0;
-  }
-  if (is_gpu(k.device_type)) {
-    auto round64 = [](int64_t v) { return static_cast<double>((v + 63) / 64 * 64); };
-    const double macs = pos * round64(g.co) * round64(g.tiles()) * g.ci;
-    return 80.0 + macs / 400.0 + (traffic + filters) / 10.0;
-  }
   const double macs = pos * static_cast<double>(g.co) * g.ci * g.tiles();
   const bool f64 = k.dtype == DType::f64;
   const double rate = f64 ? 4.0 : 8.0, moves = f64 ? 1.5 : 1.0;
   return 2000.0 + (macs / rate + moves * (4.0 * traffic + 20.0 * filters)) / threads();
+}
+
+// The work the GPU kernels do (ops/conv2d_work.h), kernel by kernel as they run:
+//   filter   9 loads and alpha^2 stores per (output, input) channel pair;
+//   input    the tiles' windows inside the image, alpha^2 stores per (channel, tile);
+//   products one gemm_batched of alpha^2 items (gemm_work, from the plan it runs);
+//   output   alpha^2 loads (+ the bias) per (channel, tile), one store per output;
+//   fused    per block of 16 channels x 16 tiles and chunk of input channels, 16 x 16 x chunk
+//            multiply-adds at each of the 16 positions; every block reads its tiles' windows
+//            and its channels' U, so the windows are read once per channel block and U once
+//            per tile block; one store per output (+ the bias per channel and tile).
+// `streamed` holds the filter, input and output transforms (and the fused kernel's stores),
+// `products` the products (and the fused kernel's loads and arithmetic).
+Winograd::Parts Winograd::parts(const ConvKey& k, bool bias) const {
+  Parts w;
+  const WinogradGeometry g = geometry(k);
+  if (!is_gpu(k.device_type) || g.n * g.co * g.oh * g.ow == 0) return w;
+  const double item = double(item_size(k.dtype)), a2 = double(g.positions());
+  const double windows = double(g.n) * double(windows_inside(g.tiles_h, g.m, g.alpha, g.ph, g.h)) *
+                         double(windows_inside(g.tiles_w, g.m, g.alpha, g.pw, g.w));
+  const bool with_bias = bias && k.direction == ConvDirection::forward;
+  const double outputs = double(g.n * g.co * g.oh * g.ow);
+  if (g.co * g.ci > 0) w.streamed += {0.0, item * double(g.co * g.ci) * (9.0 + a2), 1};
+  if (g.fused) {
+    using B = kernels::WinogradFusedBlock;
+    const int64_t chunk = B::chunk(item_size(k.dtype));
+    const double t_blocks = double((g.tiles() + B::kTiles - 1) / B::kTiles);
+    const double k_blocks = double((g.co + B::kChannels - 1) / B::kChannels);
+    const double chunks = double((g.ci + chunk - 1) / chunk);
+    const double flops = t_blocks * k_blocks * chunks * B::kThreads * 2.0 * 16.0 * double(chunk);
+    const double loads = k_blocks * double(g.ci) * windows + t_blocks * a2 * double(g.co * g.ci);
+    const double stores = outputs + (with_bias ? double(g.co * g.tiles()) : 0.0);
+    w.products += {flops, item * loads, 1};
+    w.streamed += {0.0, item * stores, 0};
+    return w;
+  }
+  if (g.co * g.ci > 0)
+    w.streamed += {0.0, item * double(g.ci) * (windows + a2 * double(g.tiles())), 1};
+  const kernels::GemmShape products = kernels::winograd_products_shape(g);
+  w.products =
+      gemm_work(kernels_for(k.device()).gemm_plan(k.dtype, products, nullptr, nullptr, nullptr),
+                products, int64_t(item));
+  const double per_tile = a2 + (with_bias ? 1.0 : 0.0);
+  w.streamed += {0.0, item * (double(g.co * g.tiles()) * per_tile + outputs), 1};
+  return w;
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 //   EMBER_DYNAMIC_SHARED(T, name)   declares `T* name` pointing at the dynamic shared memory.
 //   EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)   opts a kernel in to more than 48 KiB of it.
 //   EMBER_EMULATED       1 under g++, 0 under nvcc (guard for code with no emulator fallback).
+//   EMBER_COUNT_WORK(flops, bytes)  reports a thread's work to the emulator's counters
+//                        (runtime/simt/work_count.h); nothing under nvcc (the arguments
+//                        unevaluated).
 // It also brings runtime/philox.h, the counter-based generator the CPU shares with the kernels.
 // Rules for kernel files: docs/emulator.md.
 #pragma once
@@ -48,6 +51,11 @@ inline void check_launch(const char* kernel, const char* file, int line) {
 #define EMBER_DYNAMIC_SHARED(T, name)                                    \
   extern __shared__ __align__(16) unsigned char ember_dynamic_shared_[]; \
   T* name = reinterpret_cast<T*>(ember_dynamic_shared_)
+#define EMBER_COUNT_WORK(flops, bytes) \
+  do {                                 \
+    (void)sizeof(flops);               \
+    (void)sizeof(bytes);               \
+  } while (0)
 #define EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes)                                          \
   EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                         static_cast<int>(bytes)))
@@ -74,6 +82,8 @@ inline void check_launch(const char* kernel, const char* file, int line) {
                         (stream), ##__VA_ARGS__)
 #define EMBER_DYNAMIC_SHARED(T, name) \
   T* name = reinterpret_cast<T*>(::ember::simt::dynamic_shared_memory())
+#define EMBER_COUNT_WORK(flops, bytes) \
+  ::ember::simt::count_work(static_cast<int64_t>(flops), static_cast<int64_t>(bytes))
 #define EMBER_SET_MAX_DYNAMIC_SHARED(kernel, bytes) \
   ::ember::simt::set_max_dynamic_shared(reinterpret_cast<const void*>(kernel), (bytes))
 

@@ -1,6 +1,8 @@
 // Direct convolution: each direction is the definition's sum (kernels/conv2d_direct_math.h, which
 // the CPU kernels share), one thread per output element in a grid-stride loop, so the order of
 // every sum is fixed. Offsets are 64-bit: a tensor may hold more than 2^31 elements.
+// Work counted (EMBER_COUNT_WORK): 2 flops and two loads per multiply-add, one store per output
+// and the forward's bias load.
 #include "kernels/conv2d_direct_math.h"
 #include "kernels/cuda/compat.h"
 #include "kernels/kernel_table.h"
@@ -16,11 +18,13 @@ __global__ void __launch_bounds__(kBlock)
     conv2d_fwd_direct_kernel(ConvShape s, const T* __restrict__ x, const T* __restrict__ w,
                              const T* __restrict__ bias, T* __restrict__ y) {
   const int64_t total = s.n * s.k * s.oh * s.ow;
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+  int64_t taps = 0, outputs = 0;
+  for (int64_t i = global_thread(); i < total; i += grid_threads(), ++outputs) {
     const int64_t q = i % s.ow, p = (i / s.ow) % s.oh, k = (i / (s.ow * s.oh)) % s.k;
     const int64_t n = i / (s.ow * s.oh * s.k);
-    y[i] = conv2d_direct_fwd_at(s, x, w, bias, n, k, p, q);
+    y[i] = conv2d_direct_fwd_at(s, x, w, bias, n, k, p, q, TapCount{&taps});
   }
+  EMBER_COUNT_WORK(2 * taps, (2 * taps + outputs * (bias != nullptr ? 2 : 1)) * sizeof(T));
 }
 
 template <typename T>
@@ -28,11 +32,13 @@ __global__ void __launch_bounds__(kBlock)
     conv2d_bwd_data_direct_kernel(ConvShape s, const T* __restrict__ dy, const T* __restrict__ w,
                                   T* __restrict__ dx) {
   const int64_t total = s.n * s.c * s.h * s.w;
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+  int64_t taps = 0, outputs = 0;
+  for (int64_t i = global_thread(); i < total; i += grid_threads(), ++outputs) {
     const int64_t iw = i % s.w, ih = (i / s.w) % s.h, c = (i / (s.w * s.h)) % s.c;
     const int64_t n = i / (s.w * s.h * s.c);
-    dx[i] = conv2d_direct_bwd_data_at(s, dy, w, n, c, ih, iw);
+    dx[i] = conv2d_direct_bwd_data_at(s, dy, w, n, c, ih, iw, TapCount{&taps});
   }
+  EMBER_COUNT_WORK(2 * taps, (2 * taps + outputs) * sizeof(T));
 }
 
 template <typename T>
@@ -41,11 +47,13 @@ __global__ void __launch_bounds__(kBlock)
                                     T* __restrict__ dw) {
   const int64_t cg = s.c / s.groups;
   const int64_t total = s.k * cg * s.r * s.s;
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+  int64_t taps = 0, outputs = 0;
+  for (int64_t i = global_thread(); i < total; i += grid_threads(), ++outputs) {
     const int64_t t = i % s.s, r = (i / s.s) % s.r, c = (i / (s.s * s.r)) % cg;
     const int64_t k = i / (s.s * s.r * cg);
-    dw[i] = conv2d_direct_bwd_filter_at(s, dy, x, k, c, r, t);
+    dw[i] = conv2d_direct_bwd_filter_at(s, dy, x, k, c, r, t, TapCount{&taps});
   }
+  EMBER_COUNT_WORK(2 * taps, (2 * taps + outputs) * sizeof(T));
 }
 
 }  // namespace

@@ -17,6 +17,10 @@
 //   4. conv2d_fft_inverse_kernel  the inverse transform of each product, cropped to the tile's
 //                                 valid outputs, scaled by 1/T^2, plus the bias.
 // Offsets are 64-bit; blocks loop over their items, so no grid dimension limits the sizes.
+// Work counted (EMBER_COUNT_WORK): 8 flops per complex multiply-add of the products, and the
+// elements each thread loads from and stores to global memory (a complex number counts both
+// parts; the bias as often as it is read, once per thread of an inverse block and item); the
+// transforms' arithmetic in shared memory is not counted (the cost model prices it per transform).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/device_utils.cuh"
@@ -63,7 +67,10 @@ struct TileBuffers {
 // Copies the block's half spectrum to global memory.
 template <typename T>
 __device__ void store_spectrum(const FftGeometry& g, const Complex<T>* spec, Complex<T>* out) {
-  for (int64_t f = threadIdx.x; f < g.spectrum; f += blockDim.x) out[f] = spec[f];
+  for (int64_t f = threadIdx.x; f < g.spectrum; f += blockDim.x) {
+    out[f] = spec[f];
+    EMBER_COUNT_WORK(0, sizeof(Complex<T>));
+  }
 }
 
 // 1. The spectra of the filters o0 + o (o < oc) against input channels a0 + a (a < ac), zero-padded
@@ -81,6 +88,7 @@ __global__ void conv2d_fft_filter_kernel(FftGeometry g, const T* __restrict__ w,
     const T* f = w + (o0 + o) * g.w_out + (a0 + a) * g.w_in;
     auto load = [&](int y, int x) -> T {
       if (y >= g.r || x >= g.s) return T(0);
+      EMBER_COUNT_WORK(0, sizeof(T));
       return g.rotate ? f[(g.r - 1 - y) * g.s + (g.s - 1 - x)] : f[y * g.s + x];
     };
     fft::forward_2d(g.log2n, load, buf.rows, buf.spec, buf.tw);
@@ -107,7 +115,9 @@ __global__ void conv2d_fft_input_kernel(FftGeometry g, const T* __restrict__ in,
     const T* plane = in + (img * g.ca + a0 + a) * g.ha * g.wa;
     auto load = [&](int y, int x) -> T {
       const int64_t iy = y0 + y, ix = x0 + x;
-      return iy >= 0 && iy < g.ha && ix >= 0 && ix < g.wa ? plane[iy * g.wa + ix] : T(0);
+      if (iy < 0 || iy >= g.ha || ix < 0 || ix >= g.wa) return T(0);
+      EMBER_COUNT_WORK(0, sizeof(T));
+      return plane[iy * g.wa + ix];
     };
     fft::forward_2d(g.log2n, load, buf.rows, buf.spec, buf.tw);
     store_spectrum(g, buf.spec, xf + item * g.spectrum);
@@ -131,6 +141,7 @@ __global__ void __launch_bounds__(kBlock)
     for (int64_t a = 0; a < ac; ++a)
       acc = fft::mul_conj_add(acc, x[a * P * spectrum], w[a * spectrum]);
     yf[i] = acc;
+    EMBER_COUNT_WORK(8 * ac, (2 * ac + (accumulate ? 2 : 1)) * sizeof(Complex<T>));
   }
 }
 
@@ -149,17 +160,22 @@ __global__ void conv2d_fft_inverse_kernel(FftGeometry g, const Complex<T>* __res
   for (int64_t item = blockIdx.x; item < oc * P; item += gridDim.x) {
     const int64_t o = item / P, p = item % P, img = n0 + p / tiles, tile = p % tiles;
     const Complex<T>* src = yf + item * g.spectrum;
-    for (int64_t f = threadIdx.x; f < g.spectrum; f += blockDim.x) buf.spec[f] = src[f];
+    for (int64_t f = threadIdx.x; f < g.spectrum; f += blockDim.x) {
+      buf.spec[f] = src[f];
+      EMBER_COUNT_WORK(0, sizeof(Complex<T>));
+    }
     __syncthreads();
     fft::inverse_2d(g.log2n, buf.rows, buf.spec, buf.tw);
     const int64_t y0 = tile / g.tiles_w * g.out_h, x0 = tile % g.tiles_w * g.out_w;
     const T b = bias != nullptr ? bias[o0 + o] : T(0);
+    if (bias != nullptr) EMBER_COUNT_WORK(0, sizeof(T));
     T* plane = out + (img * g.ko + o0 + o) * g.ho * g.wo;
     for (int idx = threadIdx.x; idx < g.out_h * g.out_w; idx += blockDim.x) {
       const int y = idx / g.out_w, x = idx % g.out_w;
       if (y0 + y >= g.ho || x0 + x >= g.wo) continue;
       const Complex<T> v = buf.rows[(y / 2) * n + x];
       plane[(y0 + y) * g.wo + x0 + x] = (y % 2 == 0 ? v.re : v.im) * scale + b;
+      EMBER_COUNT_WORK(0, sizeof(T));
     }
     __syncthreads();  // buf.rows is read above before the next item's transform overwrites it
   }
@@ -209,6 +225,12 @@ size_t plan_bytes(DType t, const ConvFftPlan& p) {
   return 2 * item_bytes(t) * size_t(p.spectrum) * size_t(spectra);
 }
 
+// Threads per transform block: a 16-point tile has 64 butterflies per row stage, the others 256
+// or more.
+int threads_for(int tile) {
+  return tile <= 16 ? 64 : 256;
+}
+
 // Note [Choosing the FFT tile]
 // Each candidate T (16, 32, 64; at least the filter's size; its blocks' shared memory within the
 // device's opt-in limit: float64 64-point tiles need 67 KB, more than a Turing GPU's 64 KiB) is
@@ -238,6 +260,7 @@ ConvFftPlan make_plan(DType t, const Problem& q) {
   }
   if (p.tile == 0) return p;
   p.spectrum = int64_t(p.tile) * (p.tile / 2 + 1);
+  p.threads = threads_for(p.tile);
   p.images = q.n > 0 ? q.n : 1;
   p.in_chunk = q.ca > 0 ? q.ca : 1;
   p.out_chunk = q.ko > 0 ? q.ko : 1;
@@ -297,12 +320,6 @@ unsigned blocks_for_items(int64_t items) {
   return static_cast<unsigned>(items < 1 ? 1 : items < 8192 ? items : 8192);
 }
 
-// Threads per transform block: a 16-point tile has 64 butterflies per row stage, the others 256
-// or more.
-int threads_for(int tile) {
-  return tile <= 16 ? 64 : 256;
-}
-
 // The kernels' shared memory, opted in above 48 KiB (float64 64-point tiles need 67 KB).
 template <typename T>
 size_t shared_bytes_for(int tile) {
@@ -334,7 +351,7 @@ void run_fft(const ConvShape& s, ConvDirection d, const void* a_v, const void* w
   Complex<T>* xf = wf + plan.out_chunk * plan.in_chunk * F;
   Complex<T>* yf = xf + plan.in_chunk * plan.images * tiles * F;
   const size_t shared = shared_bytes_for<T>(plan.tile);
-  const dim3 block(threads_for(plan.tile));
+  const dim3 block(plan.threads);
   for (int64_t n0 = 0; n0 < q.n; n0 += plan.images) {
     const int64_t images = q.n - n0 < plan.images ? q.n - n0 : plan.images;
     const int64_t P = images * tiles;

@@ -174,7 +174,10 @@ struct GatherLoader {
             ih = hb[u] + at.r * g.dh, iw = wb[u] + at.s * g.dw;
             ok = ih >= 0 && ih < g.ah && iw >= 0 && iw < g.aw;
           }
-          if (ok) v = ag[a_img[u] + at.a * a_hw + int64_t(ih) * g.aw + iw];
+          if (ok) {
+            v = ag[a_img[u] + at.a * a_hw + int64_t(ih) * g.aw + iw];
+            EMBER_COUNT_WORK(0, sizeof(T));
+          }
         }
         ra[i][u] = v;
       }
@@ -183,7 +186,10 @@ struct GatherLoader {
     for (int i = 0; i < L::kBLoads; ++i) {
       const int j = n0 + bj + L::kBStep * i;
       T v = T(0);
-      if (L::b_in_tile(bj, i) && j < g.cols && b_a < g.ca) v = wg[b_a * g.b_a + j * g.b_j + b_rs];
+      if (L::b_in_tile(bj, i) && j < g.cols && b_a < g.ca) {
+        v = wg[b_a * g.b_a + j * g.b_j + b_rs];
+        EMBER_COUNT_WORK(0, sizeof(T));
+      }
       rb[i] = v;
     }
   }
@@ -224,6 +230,7 @@ struct ScatterNchw {
         const int j = n0 + t.col_of(jj);
         if (j >= g.cols) continue;
         o[j * m_hw] = bias != nullptr ? acc[i][jj] + bias[grp * g.cols + j] : acc[i][jj];
+        EMBER_COUNT_WORK(0, (bias != nullptr ? 2 : 1) * sizeof(T));
       }
     }
   }
@@ -308,15 +315,15 @@ struct WgradLoader {
     const int ih0 = lp * g.sh, iw0 = lq * g.sw;
     for (int i = 0; i < kALoads; ++i) {
       const int ih = ih0 + a_r[i], iw = iw0 + a_s[i];
-      ra[i] = l_ok && a_ok[i] && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w
-                  ? xg[ln * g.c * hw + a_c[i] + int64_t(ih) * g.w + iw]
-                  : T(0);
+      const bool ok = l_ok && a_ok[i] && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      ra[i] = ok ? xg[ln * g.c * hw + a_c[i] + int64_t(ih) * g.w + iw] : T(0);
+      if (ok) EMBER_COUNT_WORK(0, sizeof(T));
     }
     for (int i = 0; i < kBLoads; ++i) {
       const int j = n0 + lr + kStep * i;
-      rb[i] = l_ok && LoadShape<C>::b_in_tile(lr, i) && j < g.kg
-                  ? dyg[(ln * g.k + j) * pq + int64_t(lp) * g.ow + lq]
-                  : T(0);
+      const bool ok = l_ok && LoadShape<C>::b_in_tile(lr, i) && j < g.kg;
+      rb[i] = ok ? dyg[(ln * g.k + j) * pq + int64_t(lp) * g.ow + lq] : T(0);
+      if (ok) EMBER_COUNT_WORK(0, sizeof(T));
     }
   }
   __device__ __forceinline__ void advance() {
@@ -353,7 +360,10 @@ struct StoreFilter {
       if (m >= rows) continue;
       for (int jj = 0; jj < C::kTN; ++jj) {
         const int j = n0 + t.col_of(jj);
-        if (j < g.kg) o[j * rows + m] = acc[i][jj];
+        if (j < g.kg) {
+          o[j * rows + m] = acc[i][jj];
+          EMBER_COUNT_WORK(0, sizeof(T));
+        }
       }
     }
   }
@@ -389,6 +399,7 @@ __global__ void __launch_bounds__(kBlock)
     T acc = part[i];
     for (int s = 1; s < splits; ++s) acc += part[s * n + i];
     dw[i] = acc;
+    EMBER_COUNT_WORK(0, (splits + 1) * sizeof(T));
   }
 }
 

@@ -9,6 +9,9 @@
 //   4. conv2d_winograd_output_kernel   one thread per (o, tile): y = A^T M_ot A (+ bias), the
 //                                      tile's rows and columns past the output dropped
 // Neighbouring threads take neighbouring tiles, so the V and M traffic (the bulk) is coalesced.
+// Work counted (EMBER_COUNT_WORK): the elements each thread loads and stores (not the padding),
+// and the fused kernel's 2 flops per multiply-add of its products; the transforms' additions are
+// not counted (the cost model prices them by the elements moved).
 // Fused F(2x2, 3x3): kernel 1, then conv2d_winograd_fused_kernel in place of 2 to 4 (Note [Fused
 // Winograd F(2x2, 3x3)]). Every element is written by one thread and summed in a fixed order:
 // deterministic.
@@ -38,6 +41,7 @@ __global__ void __launch_bounds__(kBlock)
     winograd_filter_transform<M>(f, ut);
     for (int a = 0; a < A; ++a)
       for (int b = 0; b < A; ++b) u[(a * A + b) * plane + e] = ut[a][b];
+    EMBER_COUNT_WORK(0, (9 + A * A) * sizeof(T));
   }
 }
 
@@ -55,11 +59,14 @@ __global__ void __launch_bounds__(kBlock)
     for (int a = 0; a < A; ++a)
       for (int b = 0; b < A; ++b) {
         const int64_t ih = h0 + a, iw = w0 + b;
-        d[a][b] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w ? x[ih * g.w + iw] : T(0);
+        const bool in_image = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+        d[a][b] = in_image ? x[ih * g.w + iw] : T(0);
+        if (in_image) EMBER_COUNT_WORK(0, sizeof(T));
       }
     winograd_input_transform<M>(d, vt);
     for (int a = 0; a < A; ++a)
       for (int b = 0; b < A; ++b) v[(a * A + b) * plane + e] = vt[a][b];
+    EMBER_COUNT_WORK(0, A * A * sizeof(T));
   }
 }
 
@@ -78,11 +85,13 @@ __global__ void __launch_bounds__(kBlock)
     winograd_output_transform<M>(mt, yt);
     const T b0 = bias != nullptr ? bias[o] : T(0);
     T* y = out + (n * g.co + o) * g.oh * g.ow;
+    int stored = 0;
     for (int a = 0; a < M; ++a)
       for (int b = 0; b < M; ++b) {
         const int64_t p = ty * M + a, q = tx * M + b;
-        if (p < g.oh && q < g.ow) y[p * g.ow + q] = yt[a][b] + b0;
+        if (p < g.oh && q < g.ow) y[p * g.ow + q] = yt[a][b] + b0, ++stored;
       }
+    EMBER_COUNT_WORK(0, (A * A + stored + (bias != nullptr ? 1 : 0)) * sizeof(T));
   }
 }
 
@@ -102,8 +111,9 @@ __global__ void __launch_bounds__(kBlock)
 // output channels, looping past the grid's limit.
 template <typename T>
 struct FusedF2 {
-  static constexpr int kTileK = 16, kTileT = 16, kThreads = 256;
-  static constexpr int kChunk = sizeof(T) == 4 ? 16 : 8;  // input channels a stage
+  static constexpr int kTileK = WinogradFusedBlock::kChannels, kTileT = WinogradFusedBlock::kTiles;
+  static constexpr int kThreads = WinogradFusedBlock::kThreads;
+  static constexpr int kChunk = WinogradFusedBlock::chunk(sizeof(T));  // input channels a stage
   static constexpr int kStage = 16 * kChunk * (kTileK + kTileT);
   static constexpr int kExchange = 16 * kTileK * kTileT;
   static constexpr int kShared = kStage > kExchange ? kStage : kExchange;  // 32 KiB
@@ -140,7 +150,9 @@ __global__ void __launch_bounds__(256)
         for (int a = 0; a < 4; ++a)
           for (int b = 0; b < 4; ++b) {
             const int64_t ih = h0 + a, iw = w0 + b;
-            d[a][b] = live && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w ? x[ih * g.w + iw] : T(0);
+            const bool in_image = live && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+            d[a][b] = in_image ? x[ih * g.w + iw] : T(0);
+            if (in_image) EMBER_COUNT_WORK(0, sizeof(T));
           }
         winograd_input_transform<2>(d, v);
         for (int p = 0; p < 16; ++p) vs[(p * BC + c) * BT + tl] = v[p / 4][p % 4];
@@ -148,7 +160,9 @@ __global__ void __launch_bounds__(256)
       for (int e = tid; e < 16 * BK * BC; e += F::kThreads) {  // U: channels fastest, coalesced
         const int p = e / (BK * BC), k = e / BC % BK, c = e % BC;
         const int64_t o = k0 + k, i = c0 + c;
-        us[(p * BC + c) * BK + k] = o < g.co && i < g.ci ? u[(p * g.co + o) * g.ci + i] : T(0);
+        const bool ok = o < g.co && i < g.ci;
+        us[(p * BC + c) * BK + k] = ok ? u[(p * g.co + o) * g.ci + i] : T(0);
+        if (ok) EMBER_COUNT_WORK(0, sizeof(T));
       }
       __syncthreads();
       for (int c = 0; c < BC; ++c) {
@@ -157,6 +171,7 @@ __global__ void __launch_bounds__(256)
         for (int r = 0; r < 4; ++r)
           for (int s = 0; s < 4; ++s) acc[r][s] += a[r] * b[s];
       }
+      EMBER_COUNT_WORK(2 * 16 * BC, 0);
       __syncthreads();
     }
     for (int r = 0; r < 4; ++r)
@@ -171,28 +186,16 @@ __global__ void __launch_bounds__(256)
       const int64_t n = t / per_image, ty = t % per_image / g.tiles_w, tx = t % g.tiles_w;
       const T b0 = bias != nullptr ? bias[o] : T(0);
       T* dst = out + (n * g.co + o) * g.oh * g.ow;
+      int stored = 0;
       for (int a = 0; a < 2; ++a)
         for (int b = 0; b < 2; ++b) {
           const int64_t p = ty * 2 + a, q = tx * 2 + b;
-          if (p < g.oh && q < g.ow) dst[p * g.ow + q] = y[a][b] + b0;
+          if (p < g.oh && q < g.ow) dst[p * g.ow + q] = y[a][b] + b0, ++stored;
         }
+      EMBER_COUNT_WORK(0, (stored + (bias != nullptr ? 1 : 0)) * sizeof(T));
     }
     __syncthreads();  // ms is the next channel tile's U and V
   }
-}
-
-// The alpha^2 products M[xi] (co x tiles) = U[xi] (co x ci) . V[xi] (ci x tiles), all three
-// row-major and packed one after another.
-GemmShape products_shape(const WinogradGeometry& g) {
-  GemmShape s;
-  s.m = g.co, s.n = g.tiles(), s.k = g.ci;
-  s.a_row = g.ci, s.a_col = 1, s.b_row = g.tiles(), s.b_col = 1;
-  s.batch = g.positions();
-  s.batch_index.ndim = 1;
-  s.batch_index.sizes[0] = g.positions();
-  s.batch_index.strides[0][0] = g.co * g.ci;
-  s.batch_index.strides[1][0] = g.ci * g.tiles();
-  return s;
 }
 
 template <int M, typename T>
@@ -209,7 +212,7 @@ void winograd(const WinogradGeometry& g, DType t, const T* in, const T* w, const
     EMBER_LAUNCH(filter, dim3(blocks_for(g.co * g.ci)), dim3(kBlock), 0, stream, g, w, u);
     EMBER_LAUNCH(input, dim3(blocks_for(g.ci * g.tiles())), dim3(kBlock), 0, stream, g, in, v);
   }
-  gemm_batched(t, products_shape(g), u, v, m, stream);
+  gemm_batched(t, winograd_products_shape(g), u, v, m, stream);
   EMBER_LAUNCH(output, dim3(blocks_for(g.co * g.tiles())), dim3(kBlock), 0, stream, g, m, bias,
                out);
 }

@@ -23,6 +23,8 @@
 //   zeros); the launcher runs what it says.
 // - blockIdx.z walks the batch and blockIdx.y the row tiles, each looping past the
 //   device's grid limit (65535 on CUDA; lower on the emulator when a test asks).
+// Work counted (EMBER_COUNT_WORK): 2 flops per multiply-add of every block tile (the padding
+// included), the elements loaded and stored (not those outside the matrices).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
@@ -69,12 +71,16 @@ __global__ void __launch_bounds__(kThreads)
       for (int e = tid; e < kBM * kBK; e += kThreads) {
         const int r = e / kBK, kk = e % kBK;
         const int64_t gr = row0 + r, gk = k0 + kk;
-        as[kk][r] = gr < s.m && gk < s.k ? az[gr * s.a_row + gk * s.a_col] : T(0);
+        const bool ok = gr < s.m && gk < s.k;
+        as[kk][r] = ok ? az[gr * s.a_row + gk * s.a_col] : T(0);
+        if (ok) EMBER_COUNT_WORK(0, sizeof(T));
       }
       for (int e = tid; e < kBK * kBN; e += kThreads) {
         const int kk = e / kBN, cc = e % kBN;
         const int64_t gk = k0 + kk, gc = col0 + cc;
-        bs[kk][cc] = gk < s.k && gc < s.n ? bz[gk * s.b_row + gc * s.b_col] : T(0);
+        const bool ok = gk < s.k && gc < s.n;
+        bs[kk][cc] = ok ? bz[gk * s.b_row + gc * s.b_col] : T(0);
+        if (ok) EMBER_COUNT_WORK(0, sizeof(T));
       }
       __syncthreads();
       for (int kk = 0; kk < kBK; ++kk) {
@@ -86,6 +92,7 @@ __global__ void __launch_bounds__(kThreads)
           for (int j = 0; j < kTN; ++j) acc[i][j] += af[i] * bf[j];
       }
       __syncthreads();  // the tiles are overwritten by the next step
+      EMBER_COUNT_WORK(2 * kBK * kTM * kTN, 0);
     }
 
     T* cz = c + z * s.m * s.n;
@@ -94,7 +101,10 @@ __global__ void __launch_bounds__(kThreads)
       if (r >= s.m) continue;
       for (int j = 0; j < kTN; ++j) {
         const int64_t col = col0 + threadIdx.x + j * kThreadsX;
-        if (col < s.n) cz[r * s.n + col] = acc[i][j];
+        if (col < s.n) {
+          cz[r * s.n + col] = acc[i][j];
+          EMBER_COUNT_WORK(0, sizeof(T));
+        }
       }
     }
   }
@@ -164,6 +174,7 @@ struct OperandLoader {
       n = left > 0 ? r_count : 0;
     else
       n = r_count == 0 || left <= 0 ? 0 : (left < 4 ? int(left) : 4);
+    EMBER_COUNT_WORK(0, n * sizeof(float));
     if (vec && n == 4) {
       const float4 x = *reinterpret_cast<const float4*>(p);
       v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
@@ -240,9 +251,13 @@ struct StoreC {
         const float* x = &acc[i][4 * q];
         if (vec && col + 3 < n) {
           *reinterpret_cast<float4*>(dst) = make_float4(x[0], x[1], x[2], x[3]);
+          EMBER_COUNT_WORK(0, 4 * sizeof(float));
         } else {
           for (int j = 0; j < 4; ++j)
-            if (col + j < n) dst[j] = x[j];
+            if (col + j < n) {
+              dst[j] = x[j];
+              EMBER_COUNT_WORK(0, sizeof(float));
+            }
         }
       }
     }

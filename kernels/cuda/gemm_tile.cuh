@@ -28,6 +28,9 @@
 //   store(a, b)    write the fetched elements to the shared tiles a[kTileK][BM + kTilePad] and
 //                  b[kTileK][BN + kTilePad].
 // The epilogue, epilogue(acc, thread_tile), writes the thread's register tile where it belongs.
+// Work counted (EMBER_COUNT_WORK): 2 flops per multiply-add of the whole block tile, the padded
+// rows and columns included (they are computed); the loader and the epilogue count their loads
+// and stores, those they skip outside the matrices not counted.
 #pragma once
 
 #include <cstdint>
@@ -179,6 +182,7 @@ __device__ __forceinline__ void block_tile_gemm(TileBuffers<T, Tile>& sm, const 
     if (more) ld.store(sm.a[cur ^ 1], sm.b[cur ^ 1]);  // last read before the previous barrier
     __syncthreads();
   }
+  EMBER_COUNT_WORK(2 * int64_t(steps > 0 ? steps : 0) * kTileK * Tile::kTM * Tile::kTN, 0);
   epilogue(acc, t);
 }
 

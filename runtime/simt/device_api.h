@@ -10,3 +10,4 @@
 #include "runtime/simt/launch.h"
 #include "runtime/simt/vector_types.h"
 #include "runtime/simt/wmma.h"
+#include "runtime/simt/work_count.h"

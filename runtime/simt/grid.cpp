@@ -10,6 +10,7 @@
 #include "runtime/error.h"
 #include "runtime/simt/block.h"
 #include "runtime/simt/simt.h"
+#include "runtime/simt/work_count.h"
 
 namespace ember::simt {
 
@@ -162,9 +163,15 @@ void run_launch(const LaunchSpec& spec) {
   const Options opts = options();
   const uint64_t blocks = uint64_t(spec.grid.x) * spec.grid.y * spec.grid.z;
   const int workers = static_cast<int>(std::min<uint64_t>(uint64_t(opts.workers), blocks));
+  const bool counting = detail::g_counting.load(std::memory_order_relaxed);
+  auto count_from = [&](bool first_worker) {
+    if (counting) detail::add_launch_work(spec.kernel, spec.file, spec.line, first_worker);
+  };
   if (workers <= 1) {
+    detail::t_work = detail::ThreadWork{};
     detail::Worker& w = detail::Worker::current();
     for (uint64_t b = 0; b < blocks; ++b) w.run_block(spec, block_at(spec.grid, b), opts);
+    count_from(true);
     return;
   }
   // The calling thread is worker 0; the others are started for this launch. Blocks are handed out
@@ -176,7 +183,8 @@ void run_launch(const LaunchSpec& spec) {
   std::mutex err_mutex;
   std::exception_ptr err;
   uint64_t err_block = blocks;
-  auto work = [&] {
+  auto work = [&](bool first_worker) {
+    detail::t_work = detail::ThreadWork{};
     detail::Worker& w = detail::Worker::current();
     while (!stop.load(std::memory_order_relaxed)) {
       const uint64_t b = next.fetch_add(1);
@@ -189,10 +197,11 @@ void run_launch(const LaunchSpec& spec) {
         stop = true;
       }
     }
+    count_from(first_worker);
   };
   std::vector<std::thread> threads;
-  for (int k = 1; k < workers; ++k) threads.emplace_back(work);
-  work();
+  for (int k = 1; k < workers; ++k) threads.emplace_back(work, false);
+  work(true);
   for (std::thread& t : threads) t.join();
   if (err) std::rethrow_exception(err);
 }
