@@ -14,16 +14,24 @@ constexpr int kBlock = 256;
 // Grid-stride loops cap the grid: a few waves of blocks per multiprocessor are enough.
 constexpr int64_t kMaxBlocks = 4096;
 
+#if !EMBER_EMULATED
+// An attribute of the current CUDA device, or 0 when the query fails.
+inline int device_attribute(cudaDeviceAttr attr) {
+  int device = 0, n = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, attr, device) != cudaSuccess)
+    return 0;
+  return n;
+}
+#endif
+
 // The current device's multiprocessors (the emulator's for emu; 132, an H100/H200's, when the
 // query fails): launchers that size tiles to fill the GPU use it.
 inline int multiprocessors() {
 #if EMBER_EMULATED
   return gpu::backend(DeviceType::EMU).properties(0).multiprocessors;
 #else
-  int device = 0, n = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    n = 0;
+  const int n = device_attribute(cudaDevAttrMultiProcessorCount);
   return n > 0 ? n : 132;
 #endif
 }
@@ -35,11 +43,9 @@ inline unsigned max_grid_yz() {
   const gpu::DeviceProps p = gpu::backend(DeviceType::EMU).properties(0);
   return static_cast<unsigned>(p.max_grid_y < p.max_grid_z ? p.max_grid_y : p.max_grid_z);
 #else
-  int device = 0, y = 0, z = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&y, cudaDevAttrMaxGridDimY, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&z, cudaDevAttrMaxGridDimZ, device) != cudaSuccess)
-    return 65535;
+  const int y = device_attribute(cudaDevAttrMaxGridDimY);
+  const int z = device_attribute(cudaDevAttrMaxGridDimZ);
+  if (y <= 0 || z <= 0) return 65535;
   return static_cast<unsigned>(y < z ? y : z);
 #endif
 }
@@ -50,10 +56,7 @@ inline size_t max_shared_optin() {
 #if EMBER_EMULATED
   return gpu::backend(DeviceType::EMU).properties(0).shared_mem_per_block_optin;
 #else
-  int device = 0, n = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
-    n = 0;
+  const int n = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   return n > 0 ? size_t(n) : size_t(48) * 1024;
 #endif
 }
