@@ -49,28 +49,26 @@ inline std::vector<simt_test::Config> emu_orders() {
 // is the GPU's own.
 class ScopedGridLimit {
  public:
-  explicit ScopedGridLimit(unsigned emu_limit) : saved_(simt::options()) {
 #if EMBER_TEST_DEVICE_CUDA
-    (void)emu_limit;
-    value_ = static_cast<unsigned>(gpu::backend(DeviceType::CUDA).properties(0).max_grid_z);
+  explicit ScopedGridLimit(unsigned)
+      : value_(static_cast<unsigned>(gpu::backend(DeviceType::CUDA).properties(0).max_grid_z)) {}
 #else
-    simt::Options o = saved_;
-    o.max_grid_yz = emu_limit;
-    simt::set_options(o);
-    value_ = emu_limit;
+  explicit ScopedGridLimit(unsigned emu_limit)
+      : scoped_(with_limit(emu_limit)), value_(emu_limit) {}
 #endif
-  }
-  ~ScopedGridLimit() {
-    simt::set_options(saved_);
-  }
-  ScopedGridLimit(const ScopedGridLimit&) = delete;
-  ScopedGridLimit& operator=(const ScopedGridLimit&) = delete;
   unsigned value() const {
     return value_;
   }
 
  private:
-  simt::Options saved_;
+#if !EMBER_TEST_DEVICE_CUDA
+  static simt::Options with_limit(unsigned limit) {
+    simt::Options o = simt::options();
+    o.max_grid_yz = limit;
+    return o;
+  }
+  simt_test::ScopedOptions scoped_;
+#endif
   unsigned value_ = 0;
 };
 

@@ -116,7 +116,7 @@ TEST_CASE("emu fft: the error budget, float32: at most 3x the direct kernel's re
       {"9x9", 2, 8, 25, 23, 6, 9, 9, conv_params(1, 1, 4, 4, 1, 1, 1)},
       {"13x13", 1, 8, 29, 27, 6, 13, 13, conv_params(1, 1, 6, 6, 1, 1, 1)},
   };
-  simt_test::ScopedOptions scoped({simt::Order::Forward, 0, 1});
+  simt_test::ScopedOptions scoped(simt_test::Config{simt::Order::Forward, 0, 1});
   for (const ConvCase& cs : cases) {
     CAPTURE(cs.name);
     const Shape xs{cs.n, cs.c, cs.h, cs.w}, ws{cs.k, cs.c, cs.r, cs.s};
@@ -309,17 +309,15 @@ TEST_CASE(
     return kernels_for(emu()).conv2d_fft_plan(kFloat64, key.shape, key.direction).tile;
   };
   CHECK(tile() == 64);
-  const simt::Options saved = simt::options();
-  simt::Options turing = saved;
+  simt::Options turing = simt::options();
   turing.shared_optin = 64 * 1024;
-  simt::set_options(turing);
+  const simt_test::ScopedOptions scoped(turing);
   CHECK(tile() == 32);
   const Tensor x = random_tensor(xs, kFloat64, -1, 1, g), w = random_tensor(ws, kFloat64, -1, 1, g);
   ops::set_conv_algo("direct");
   const Tensor want = ops::conv2d(x, w, Tensor(), p);
   ops::set_conv_algo("fft");
   const Tensor got = ops::conv2d(x.to(emu()), w.to(emu()), Tensor(), p);
-  simt::set_options(saved);
   check_close(got, want, 1e-10, 1e-10);
 }
 #endif

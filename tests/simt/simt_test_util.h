@@ -46,19 +46,24 @@ inline std::vector<Config> test_orders() {
   return {{simt::Order::Forward, 0, 1}, {simt::Order::Reverse, 0, 1}, {simt::Order::Random, 7, 1}};
 }
 
-// Sets the emulator's options for a scope, restoring the previous ones after.
+// Sets the emulator's options for a scope, restoring the previous ones after: a thread order
+// (the rest as they are), or a whole set of options.
 class ScopedOptions {
  public:
-  explicit ScopedOptions(const Config& c) : saved_(simt::options()) {
-    simt::Options o = saved_;
+  explicit ScopedOptions(const Config& c) : ScopedOptions(with_order(c)) {}
+  explicit ScopedOptions(const simt::Options& o) : saved_(simt::options()) { simt::set_options(o); }
+  ~ScopedOptions() { simt::set_options(saved_); }
+  ScopedOptions(const ScopedOptions&) = delete;
+  ScopedOptions& operator=(const ScopedOptions&) = delete;
+
+ private:
+  static simt::Options with_order(const Config& c) {
+    simt::Options o = simt::options();
     o.order = c.order;
     o.seed = c.seed;
     o.workers = c.workers;
-    simt::set_options(o);
+    return o;
   }
-  ~ScopedOptions() { simt::set_options(saved_); }
-
- private:
   simt::Options saved_;
 };
 
