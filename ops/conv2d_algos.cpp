@@ -158,17 +158,17 @@ class ImplicitGemm final : public ConvAlgo {
   }
   // cpu: the micro-kernels run about twice Eigen's rate (16 multiply-adds per AVX-512
   // instruction, against im2col's 8 per unit) on filter counts rounded up to their tiles; the
-  // kernel estimates its own work (kernels/cpu/conv2d_implicit_gemm.h) in instructions of the
+  // kernel estimates its own time (kernels/cpu/conv2d_implicit_gemm.h) in instructions of the
   // instruction set it runs (AVX2: 8 multiply-adds each, so the same convolution costs twice as
-  // many), so few filters in a tile, as in the first layer's backward data, leave im2col_gemm
-  // cheaper.
+  // many), on the threads it will use, whole panels and filter packing included, so few filters
+  // in a tile (the first layer's backward data) or few columns in a panel (a 2 x 2 image at
+  // batch 1, 4 of 32) leave im2col_gemm cheaper.
   // GPU: ~8x the direct kernels' rate on the counted flops of its plan (work(): whole tiles, so
   // the unused rows, columns and reduction steps of the last tiles are paid for) and a fixed
   // cost per launch (split-K's second kernel too).
   double cost(const ConvKey& k) const override {
     const ConvShape& s = k.shape;
-    if (!is_gpu(k.device_type))
-      return 1000.0 + kc::conv2d_implicit_gemm_work(s, k.direction) / threads();
+    if (!is_gpu(k.device_type)) return 1000.0 + kc::conv2d_implicit_gemm_work(s, k.direction);
     const ConvWork w = work(k, false);
     return 20.0 * double(std::max<int64_t>(w.launches, 1)) + w.flops / 800.0;
   }

@@ -222,17 +222,54 @@ int64_t threads_within(const Ukernels& uk, const ConvShape& s, ConvDirection pas
   return nw;
 }
 
-// ap[g][block][t][i] = filter value of filter block*mr + i (zero past the group's last filter).
+// Runs pack(gb) for the groups x filter blocks gb of s, spread over the threads when the filters
+// are large: at batch 1 the filters of a 512-channel 3 x 3 layer (2.4 M values) are most of a
+// call's work.
+template <typename Pack>
+void for_filter_blocks(int64_t mr, const ConvShape& s, Pack&& pack) {
+  const int64_t blocks = s.groups * filter_blocks(s, mr);
+  const int64_t nw = omp_in_parallel() || blocks * taps(s) * mr < kParallelPack
+                         ? 1
+                         : std::min<int64_t>(omp_get_max_threads(), blocks);
+  run_workers(nw, [&](int64_t wk) {
+    for (int64_t gb = blocks * wk / nw; gb < blocks * (wk + 1) / nw; ++gb) pack(gb);
+  });
+}
+
+// ap[g][block][t][i] = at(g, block*mr + i, t), the filter value (zero past the group's last
+// filter): a transpose of each block, 16 taps at a time so that both sides stay in L1.
 template <typename At>
 void pack_filters(int64_t mr, const ConvShape& s, At&& at, float* ap) {
   const int64_t kg = s.kg(), nb = filter_blocks(s, mr), d = taps(s);
-  for (int64_t g = 0; g < s.groups; ++g)
-    for (int64_t b = 0; b < nb; ++b)
-      for (int64_t t = 0; t < d; ++t)
-        for (int64_t i = 0; i < mr; ++i) {
-          const int64_t k = b * mr + i;
-          ap[((g * nb + b) * d + t) * mr + i] = k < kg ? at(g, k, t) : 0.0f;
-        }
+  for_filter_blocks(mr, s, [&](int64_t gb) {
+    const int64_t g = gb / nb, b = gb % nb;
+    float* dst = ap + gb * d * mr;
+    for (int64_t t0 = 0; t0 < d; t0 += 16)
+      for (int64_t i = 0; i < mr; ++i) {
+        const int64_t k = b * mr + i, t1 = std::min(d, t0 + 16);
+        for (int64_t t = t0; t < t1; ++t) dst[t * mr + i] = k < kg ? at(g, k, t) : 0.0f;
+      }
+  });
+}
+
+// pack_filters for backward data's transposed convolution t of s (transposed_shape), whose filter
+// c, tap (k, r, q) is w[g*kg + k][c][R-1-r][S-1-q], read in w's order: for each k, the block's mr
+// channels' R*S taps lie together (one run of mr*R*S values) and land in R*S rows of the block
+// (the taps-first order above would read them 16 at a time across several filters).
+void pack_filters_transposed(int64_t mr, const ConvShape& s, const float* w, float* ap) {
+  const ConvShape t = transposed_shape(s);
+  const int64_t kg = s.kg(), cg = s.cg(), rs = s.r * s.s, nb = filter_blocks(t, mr), d = taps(t);
+  for_filter_blocks(mr, t, [&](int64_t gb) {
+    const int64_t g = gb / nb, b = gb % nb;
+    float* dst = ap + gb * d * mr;
+    for (int64_t k = 0; k < kg; ++k)
+      for (int64_t i = 0; i < mr; ++i) {
+        const int64_t c = b * mr + i;
+        const float* src = w + ((g * kg + k) * cg + c) * rs;
+        for (int64_t j = 0; j < rs; ++j)
+          dst[(k * rs + rs - 1 - j) * mr + i] = c < cg ? src[j] : 0.0f;
+      }
+  });
 }
 
 // fwd_panels on the prepared-image path: each thread owns a contiguous run of images.
@@ -365,10 +402,14 @@ double work(const Ukernels& uk, const ConvShape& s, ConvDirection pass) {
     return w;
   }
   const ConvShape t = pass == ConvDirection::backward_data ? transposed_shape(s) : s;
-  const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
-  const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
   if (pass == ConvDirection::backward_filter) return bwd_filter_work(uk, t);
-  return cols * (d * double(round_up(t.kg(), uk.mr)) / double(uk.lanes) + gather);
+  const double d = double(taps(t)), kpad = double(round_up(t.kg(), uk.mr));
+  const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
+  // The whole panels' multiply-adds and gathers, and the filters packed (one unit per value);
+  // the threads share both.
+  const double packed = double(t.groups) * kpad * d;
+  return (computed_columns(t) * (d * kpad / double(uk.lanes) + gather) + packed) /
+         double(threads_for(t));
 }
 
 }  // namespace
@@ -416,15 +457,7 @@ void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, 
   if (!unit_stride(s)) return bwd_data_strided(uk, s, dy, w, dx, workspace, nw);
   const ConvShape t = transposed_shape(s);
   float* ap = static_cast<float*>(workspace);
-  // Filter c of the transposed convolution, tap (k, r, q): w[k][c][R-1-r][S-1-q] of the group.
-  const int64_t kg = s.kg(), cg = s.cg(), rs = s.r * s.s;
-  pack_filters(
-      uk.mr, t,
-      [&](int64_t g, int64_t c, int64_t tap) {
-        const int64_t k = tap / rs, flip = rs - 1 - tap % rs;
-        return w[((g * kg + k) * cg + c) * rs + flip];
-      },
-      ap);
+  pack_filters_transposed(uk.mr, s, w, ap);
   float* bufs = ap + filter_elems(uk, t);
   if (image_path(t)) return fwd_padded(uk, t, dy, ap, nullptr, dx, bufs, nw);
   fwd_panels(uk, t, dy, ap, nullptr, dx, bufs, nw);

@@ -36,10 +36,13 @@ namespace ember::kernels::cpu {
 // ValueError where the instruction set was lowered since. Each call uses the instruction set
 // cpu_isa() answers at its start. The cost model's estimate is the cpu's own:
 
-// Estimated work of `pass` on one thread, in vector multiply-adds of the instruction set in use
-// (16 lanes on AVX-512, 8 on AVX2; rounded up to the micro-kernels' tiles) plus one unit per value
-// gathered without a prepared image copy: what the registry's cost model compares with the other
-// algorithms. Zero when not supported.
+// Estimated time of `pass` on the threads it will use (a thread per image on the prepared-image
+// path, per panel otherwise, as many as there are), in vector multiply-adds of the instruction
+// set in use (16 lanes on AVX-512, 8 on AVX2; over whole 32-column panels and the micro-kernels'
+// filter tiles, padding included) plus one unit per value gathered without a prepared image
+// copy, per filter value packed, and per value of the per-thread filter-gradient partials
+// added up: what the registry's cost model compares with the other algorithms. Zero when not
+// supported.
 double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass);
 
 // The micro-kernels the next call would use: "avx512", "avx2", or null where there are none.

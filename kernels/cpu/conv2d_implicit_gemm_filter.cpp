@@ -163,13 +163,19 @@ void bwd_filter_panels(const Ukernels& uk, const ConvShape& s, const float* dy, 
     }
   };
   run_workers(nw, worker);
-  // dw[g*kg + k][t] = the threads' partial dWᵀ[g][t][k], summed in thread order.
+  // dw[g*kg + k][t] = the threads' partial dWᵀ[g][t][k], summed in thread order: a transpose,
+  // in 16 x 16 blocks so that both sides stay in L1 (a 512 x 4608 filter gradient read down its
+  // columns would miss the cache on every value).
   for (int64_t g = 0; g < s.groups; ++g)
-    for (int64_t k = 0; k < kg; ++k)
-      for (int64_t t = 0; t < d; ++t) {
-        float v = 0.0f;
-        for (int64_t wk = 0; wk < nw; ++wk) v += ws[wk * per + (g * dpad + t) * kp + k];
-        dw[(g * kg + k) * d + t] = v;
+    for (int64_t k0 = 0; k0 < kg; k0 += 16)
+      for (int64_t t0 = 0; t0 < d; t0 += 16) {
+        const int64_t k1 = std::min(kg, k0 + 16), t1 = std::min(d, t0 + 16);
+        for (int64_t k = k0; k < k1; ++k)
+          for (int64_t t = t0; t < t1; ++t) {
+            float v = 0.0f;
+            for (int64_t wk = 0; wk < nw; ++wk) v += ws[wk * per + (g * dpad + t) * kp + k];
+            dw[(g * kg + k) * d + t] = v;
+          }
       }
 }
 
@@ -180,14 +186,25 @@ int64_t bwd_filter_elems(const Ukernels& uk, const ConvShape& s, int64_t nw) {
 }
 
 double bwd_filter_work(const Ukernels& uk, const ConvShape& t) {
-  const double cols = double(t.n) * t.oh * t.ow * t.groups, d = double(taps(t));
+  const double d = double(taps(t)), nw = double(threads_for(t));
   const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
   const double lanes = double(uk.lanes);
-  if (lanes_path(uk, t))
+  if (lanes_path(uk, t)) {
+    const double cols = double(t.n) * t.oh * t.ow * t.groups;  // lanes of whole rows: no padding
     return cols *
-           (double(round_up(t.kg(), uk.lane_k)) * round_up(taps(t), uk.lane_t) / lanes + gather);
-  // Panels: dWᵀ tiles, plus dY transposed (a quarter unit per value, in 16x16 blocks).
-  return cols * (double(round_up(taps(t), kTapPad)) * kpad(t) / lanes + gather + kpad(t) / 4.0);
+               (double(round_up(t.kg(), uk.lane_k)) * round_up(taps(t), uk.lane_t) / lanes +
+                gather) /
+               nw +
+           double(t.w_numel()) * nw;  // the lanes summed per thread
+  }
+  // Panels: dWᵀ tiles, plus dY transposed (a quarter unit per value, in 16x16 blocks); each
+  // thread's partial dWᵀ zeroed, then all of them added into dW (one unit per value).
+  const double cols = computed_columns(t);
+  const double part = double(bwd_filter_part_elems(t));
+  return (cols * (double(round_up(taps(t), kTapPad)) * kpad(t) / lanes + gather + kpad(t) / 4.0) +
+          part / lanes) /
+             nw +
+         part * nw;
 }
 
 void bwd_filter(const Ukernels& uk, const ConvShape& s, const float* dy, const float* x, float* dw,

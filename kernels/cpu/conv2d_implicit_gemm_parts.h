@@ -44,6 +44,8 @@ inline int64_t filter_blocks(const ConvShape& s, int64_t mr) {
 
 // Parallel over panels only when there is enough work to pay for waking the team.
 constexpr int64_t kParallelMacs = int64_t{1} << 20;
+// Packed filter values below which packing stays on one thread.
+constexpr int64_t kParallelPack = int64_t{1} << 16;
 inline int64_t max_threads(const ConvShape& s) {
   return omp_in_parallel() || s.macs() < kParallelMacs ? 1 : omp_get_max_threads();
 }
@@ -128,6 +130,12 @@ const Ukernels* ukernels();
 // threads, estimated work (as conv2d_implicit_gemm_work) and the run.
 int64_t bwd_filter_elems(const Ukernels& uk, const ConvShape& s, int64_t nw);
 double bwd_filter_work(const Ukernels& uk, const ConvShape& s);
+// Columns the micro-kernels compute for s: whole 32-column panels, per image on the
+// prepared-image path (a last half panel repeats its first half), across images otherwise.
+inline double computed_columns(const ConvShape& s) {
+  if (image_path(s)) return double(s.n) * s.groups * round_up(s.oh * s.ow, kNr);
+  return double(s.groups) * double(panels(s) * kNr);
+}
 void bwd_filter(const Ukernels& uk, const ConvShape& s, const float* dy, const float* x, float* dw,
                 float* ws, int64_t nw);
 
