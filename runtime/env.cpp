@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ember/build_config.h"
+#include "runtime/cudnn_versions.h"
 #include "runtime/error.h"
 #include "runtime/gpu.h"
 
@@ -99,12 +100,6 @@ bool build_has_code_for(int major, int minor) {
   return false;
 }
 
-std::string version3(int v) {  // 91900 -> 9.19.0
-  if (v <= 0) return "none";
-  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." +
-         std::to_string(v % 100);
-}
-
 }  // namespace
 
 std::string cpu_model_name() {
@@ -128,6 +123,8 @@ EnvReport collect_env_report() {
   r.cudnn_loaded_version = libs.cudnn_loaded;
   r.cublas_header_version = libs.cublas_header;
   r.cublas_loaded_version = libs.cublas_loaded;
+  const CudnnLibs cudnn = loaded_cudnn_libs();
+  r.cudnn_path = cudnn.path;
 
   gpu::Backend& cuda = gpu::backend(DeviceType::CUDA);
   gpu::Availability a = cuda.availability();
@@ -140,6 +137,12 @@ EnvReport collect_env_report() {
                         build_has_code_for(p.major, p.minor)});
     }
   }
+  std::vector<std::pair<int, int>> capabilities;
+  for (const GpuReport& g : r.gpus) capabilities.emplace_back(g.major, g.minor);
+  const CudnnVerdict verdict = cudnn_verdict(cudnn, r.cuda_driver_version, capabilities);
+  r.cudnn_usable = verdict.usable;
+  r.cudnn_reason = verdict.reason;
+  r.cudnn_warnings = verdict.warnings;
   gpu::Availability e = gpu::backend(DeviceType::EMU).availability();
   r.emu_usable = e.usable;
   r.emu_reason = e.reason;
@@ -168,12 +171,13 @@ std::string env_report_text(const EnvReport& r) {
   row("CPU code for", r.build_simd.empty() ? "the baseline instruction set" : join(r.build_simd));
   row("CUDA backend", r.built_with_cuda ? "yes (architectures " + r.cuda_architectures + ")" : "no");
   row("CUDA runtime", gpu::cuda_version_string(r.cuda_runtime_version) + " (built against)");
-  row("cuDNN", r.built_with_cudnn ? "header " + version3(r.cudnn_header_version) + ", loaded " +
-                                        version3(r.cudnn_loaded_version)
+  row("cuDNN", r.built_with_cudnn ? "header " + library_version_string(r.cudnn_header_version) +
+                                        ", loaded " + library_version_string(r.cudnn_loaded_version)
                                   : "not built");
-  row("cuBLAS", r.built_with_cudnn ? "header " + version3(r.cublas_header_version) + ", loaded " +
-                                         version3(r.cublas_loaded_version)
-                                   : (r.built_with_cuda ? "linked" : "not built"));
+  row("cuBLAS", r.built_with_cudnn
+                    ? "header " + library_version_string(r.cublas_header_version) + ", loaded " +
+                          library_version_string(r.cublas_loaded_version)
+                    : (r.built_with_cuda ? "linked" : "not built"));
   os << "Machine\n";
   row("NVIDIA driver", r.cuda_driver_version ? "supports CUDA " +
                                                    gpu::cuda_version_string(r.cuda_driver_version)
@@ -184,6 +188,11 @@ std::string env_report_text(const EnvReport& r) {
         g.name + ", compute " + std::to_string(g.major) + "." + std::to_string(g.minor) + ", " +
             format_bytes(g.total_memory) + ", " + std::to_string(g.multiprocessors) + " SMs, " +
             (g.has_code ? "this build has code for it" : "NO CODE IN THIS BUILD for this GPU"));
+  if (r.built_with_cudnn) {
+    row("cuDNN usable", r.cudnn_usable ? "yes" : "no (" + r.cudnn_reason + ")");
+    if (!r.cudnn_path.empty()) row("cuDNN library", r.cudnn_path);
+    for (const std::string& w : r.cudnn_warnings) row("cuDNN warning", w);
+  }
   row("emu (SIMT emulator)", r.emu_usable ? "available" : "unavailable: " + r.emu_reason);
   row("CPU", r.cpu_model);
   row("CPU SIMD", r.cpu_features.empty() ? "none detected" : join(r.cpu_features));
@@ -204,7 +213,12 @@ std::string env_report_json(const EnvReport& r) {
                 {"cuda_architectures", r.cuda_architectures}};
   j["cuda_runtime_version"] = r.cuda_runtime_version;
   j["cuda_driver_version"] = r.cuda_driver_version;
-  j["cudnn"] = {{"header", r.cudnn_header_version}, {"loaded", r.cudnn_loaded_version}};
+  j["cudnn"] = {{"header", r.cudnn_header_version},
+                {"loaded", r.cudnn_loaded_version},
+                {"path", r.cudnn_path},
+                {"usable", r.cudnn_usable},
+                {"reason", r.cudnn_reason},
+                {"warnings", r.cudnn_warnings}};
   j["cublas"] = {{"header", r.cublas_header_version}, {"loaded", r.cublas_loaded_version}};
   j["cuda_usable"] = r.cuda_usable;
   j["cuda_reason"] = r.cuda_reason;

@@ -21,6 +21,11 @@ struct EnvReport {
   int cuda_runtime_version = 0, cuda_driver_version = 0;
   int cudnn_header_version = 0, cudnn_loaded_version = 0;  // e.g. 91900; 0 if absent
   int cublas_header_version = 0, cublas_loaded_version = 0;
+  std::string cudnn_path;  // the cuDNN library loaded ("" when none or unknown)
+  // Whether that cuDNN can serve Ember here (runtime/cudnn_versions.h): why not, and warnings.
+  bool cudnn_usable = false;
+  std::string cudnn_reason;
+  std::vector<std::string> cudnn_warnings;
   bool cuda_usable = false;
   std::string cuda_reason;
   std::vector<GpuReport> gpus;
