@@ -23,3 +23,26 @@ namespace ember::detail {
   do {                                 \
     if ((stmt) != cudaSuccess) (void)cudaGetLastError(); \
   } while (0)
+
+namespace ember::detail {
+
+// Makes cuda device `device` current for a scope, restoring the previous one (the GPU facade's
+// calls, and the library backends, whose handles belong to one device).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    EMBER_CUDA_CHECK(cudaGetDevice(&prev_));
+    if (prev_ != device) EMBER_CUDA_CHECK(cudaSetDevice(device));
+    dev_ = device;
+  }
+  ~DeviceScope() {
+    if (prev_ != dev_) EMBER_CUDA_CHECK_NOTHROW(cudaSetDevice(prev_));
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int prev_ = 0, dev_ = 0;
+};
+
+}  // namespace ember::detail

@@ -36,22 +36,6 @@ cudaMemcpyKind to_cuda(CopyKind k) {
   return cudaMemcpyDefault;
 }
 
-// Sets the current device for the duration of a call, restoring the previous one.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int dev) {
-    EMBER_CUDA_CHECK(cudaGetDevice(&prev_));
-    if (prev_ != dev) EMBER_CUDA_CHECK(cudaSetDevice(dev));
-    dev_ = dev;
-  }
-  ~DeviceGuard() {
-    if (prev_ != dev_) EMBER_CUDA_CHECK_NOTHROW(cudaSetDevice(prev_));
-  }
-
- private:
-  int prev_ = 0, dev_ = 0;
-};
-
 class CudaBackend final : public Backend {
  public:
   DeviceType type() const override { return DeviceType::CUDA; }
@@ -90,7 +74,7 @@ class CudaBackend final : public Backend {
   }
 
   MemInfo mem_info(int device) override {
-    DeviceGuard g(device);
+    ::ember::detail::DeviceScope g(device);
     MemInfo m;
     EMBER_CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
     return m;
@@ -103,7 +87,7 @@ class CudaBackend final : public Backend {
   }
 
   void* malloc(int device, size_t bytes) override {
-    DeviceGuard g(device);
+    ::ember::detail::DeviceScope g(device);
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, bytes);
     if (err == cudaErrorMemoryAllocation) {
@@ -137,7 +121,7 @@ class CudaBackend final : public Backend {
   }
 
   Stream stream_create(int device) override {
-    DeviceGuard g(device);
+    ::ember::detail::DeviceScope g(device);
     cudaStream_t s = nullptr;
     EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     return s;
@@ -153,12 +137,12 @@ class CudaBackend final : public Backend {
         cudaStreamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0));
   }
   void device_synchronize(int device) override {
-    DeviceGuard g(device);
+    ::ember::detail::DeviceScope g(device);
     EMBER_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   Event event_create(int device, bool timing) override {
-    DeviceGuard g(device);
+    ::ember::detail::DeviceScope g(device);
     cudaEvent_t e = nullptr;
     EMBER_CUDA_CHECK(
         cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));

@@ -2,8 +2,10 @@
 
 #include <cudnn.h>
 
+#include <string>
 #include <vector>
 
+#include "ops/cudnn/descriptors.h"
 #include "runtime/error.h"
 #include "runtime/tensor.h"
 
@@ -11,13 +13,10 @@ namespace ember::bench {
 
 namespace {
 
-#define BENCH_CUDNN_CHECK(stmt)                                                                    \
-  do {                                                                                             \
-    cudnnStatus_t st_ = (stmt);                                                                    \
-    if (st_ != CUDNN_STATUS_SUCCESS)                                                               \
-      EMBER_THROW(CudnnError, #stmt, " failed: ", cudnnGetErrorString(st_), " at ", __FILE__, ":", \
-                  __LINE__);                                                                       \
-  } while (0)
+// What a failed call was doing: the layer.
+std::string about(const ConvSpec& s) {
+  return "for the cuDNN reference of " + s.str();
+}
 
 const char* algo_string(cudnnConvolutionFwdAlgo_t a) {
   switch (a) {
@@ -55,64 +54,40 @@ bool in_family(cudnnConvolutionFwdAlgo_t a, CudnnFamily f) {
   return false;
 }
 
-// One handle for the process (creating one loads cuDNN's kernels: slow), never destroyed.
-cudnnHandle_t handle() {
-  static cudnnHandle_t h = [] {
-    cudnnHandle_t x = nullptr;
-    BENCH_CUDNN_CHECK(cudnnCreate(&x));
-    return x;
-  }();
-  return h;
-}
-
 }  // namespace
 
+// The legacy algorithm search is deprecated in cuDNN 9 (Note [cuDNN's deprecated calls] in
+// ops/cudnn/descriptors.cpp); the reference uses it on purpose: it is what frameworks called.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 struct CudnnConv::Impl {
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
+  explicit Impl(const ConvSpec& s) : spec(s), d(s.shape(), kFloat32, /*allow_tf32=*/false) {}
+  ConvSpec spec;
+  ops::cudnn::ConvDescriptors d;  // FMA math: plain fp32 arithmetic, no TF32
+  int device = 0;
   cudnnConvolutionFwdAlgo_t algo{};
   std::string name;
   Tensor workspace;
   size_t workspace_bytes = 0;
-  ~Impl() {
-    if (x) cudnnDestroyTensorDescriptor(x);
-    if (y) cudnnDestroyTensorDescriptor(y);
-    if (w) cudnnDestroyFilterDescriptor(w);
-    if (conv) cudnnDestroyConvolutionDescriptor(conv);
-  }
 };
 
 CudnnConv::CudnnConv(const ConvSpec& s, int device, const float* x, const float* w, float* y,
                      size_t workspace_cap, CudnnFamily family)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(s)) {
   Impl& m = *impl_;
-  const cudnnHandle_t h = handle();
-  BENCH_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.x));
-  BENCH_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.y));
-  BENCH_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m.w));
-  BENCH_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&m.conv));
-  const auto i = [](int64_t v) { return static_cast<int>(v); };
-  BENCH_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(s.n),
-                                               i(s.c), i(s.h), i(s.w)));
-  BENCH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(s.k),
-                                               i(s.c), i(s.r), i(s.s)));
-  BENCH_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(s.n),
-                                               i(s.k), i(s.out_h()), i(s.out_w())));
-  BENCH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(m.conv, i(s.pad), i(s.pad), i(s.stride),
-                                                    i(s.stride), 1, 1, CUDNN_CROSS_CORRELATION,
-                                                    CUDNN_DATA_FLOAT));
-  // FMA math: plain fp32 arithmetic (CUDNN_DEFAULT_MATH permits TF32 on Ampere and later).
-  BENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(m.conv, CUDNN_FMA_MATH));
+  m.device = device;
+  const cudnnHandle_t h = ops::cudnn::handle(device, nullptr);
   m.workspace =
       empty({static_cast<int64_t>(workspace_cap)}, {kUInt8, Device(DeviceType::CUDA, device)});
   int count = 0;
-  BENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count), about(s));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(count));
   int returned = 0;
-  BENCH_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, m.x, x, m.w, w, m.conv, m.y, y, count,
-                                                           &returned, perf.data(),
-                                                           m.workspace.data_ptr(), workspace_cap));
+  EMBER_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+                        h, m.d.x.get(), x, m.d.w.get(), w, m.d.conv.get(), m.d.y.get(), y, count,
+                        &returned, perf.data(), m.workspace.data_ptr(), workspace_cap),
+                    about(s));
   for (int k = 0; k < returned; ++k) {  // sorted fastest first
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<size_t>(k)];
     // The descriptor asks for FMA math; a result that reports tensor-op math is skipped.
@@ -137,10 +112,14 @@ CudnnConv::~CudnnConv() = default;
 void CudnnConv::run(const float* x, const float* w, float* y) {
   Impl& m = *impl_;
   const float one = 1, zero = 0;
-  BENCH_CUDNN_CHECK(cudnnConvolutionForward(handle(), &one, m.x, x, m.w, w, m.conv, m.algo,
-                                            m.workspace.data_ptr(), m.workspace_bytes, &zero, m.y,
-                                            y));
+  EMBER_CUDNN_CHECK(
+      cudnnConvolutionForward(ops::cudnn::handle(m.device, nullptr), &one, m.d.x.get(), x,
+                              m.d.w.get(), w, m.d.conv.get(), m.algo, m.workspace.data_ptr(),
+                              m.workspace_bytes, &zero, m.d.y.get(), y),
+      about(m.spec));
 }
+
+#pragma GCC diagnostic pop
 
 const std::string& CudnnConv::algo_name() const {
   return impl_->name;

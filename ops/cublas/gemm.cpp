@@ -62,24 +62,6 @@ const char* status_name(cublasStatus_t s) {
       throw_cublas(ember_st_, #stmt, __FILE__, __LINE__, device); \
   } while (0)
 
-// Makes `device` current for a scope.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    EMBER_CUDA_CHECK(cudaGetDevice(&prev_));
-    if (prev_ != device) EMBER_CUDA_CHECK(cudaSetDevice(device));
-    dev_ = device;
-  }
-  ~DeviceScope() {
-    if (prev_ != dev_) EMBER_CUDA_CHECK_NOTHROW(cudaSetDevice(prev_));
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int prev_ = 0, dev_ = 0;
-};
-
 // One handle per device, created on first use and kept for the life of the process: destroying
 // it during static destruction can run after the CUDA runtime has shut down. The handle's stream
 // and math mode are set on every call under the lock, so threads never see each other's.
@@ -152,7 +134,7 @@ void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, voi
   EMBER_CHECK_DTYPE(t == DType::f32 || t == DType::f64,
                     "cublas gemm: expected float32 or float64");
   if (s.m == 0 || s.n == 0 || s.batch == 0) return;
-  DeviceScope scope(device);
+  ::ember::detail::DeviceScope scope(device);
   Handles& hs = handles();
   std::lock_guard<std::mutex> lock(hs.mu);
   if (hs.per_device.size() <= static_cast<size_t>(device))

@@ -1,0 +1,111 @@
+// cuDNN's plumbing for Ember's ops on `cuda` (docs/gpu_backend.md, "cuDNN"): the status check,
+// the per-device, per-thread handle, and RAII descriptors built from Ember's plain shapes.
+// Compiled only in builds with cuDNN (EMBER_HAVE_CUDNN); no emu path ever calls it.
+#pragma once
+
+#include <cudnn.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "kernels/conv_shape.h"
+#include "runtime/dtype.h"
+#include "runtime/gpu.h"
+
+namespace ember::ops::cudnn {
+
+// Throws CudnnError: `call` failed with `status` (its name and number) while doing `what`, with
+// cuDNN's own account of the failure (cudnnGetLastErrorString) and the place.
+[[noreturn]] void throw_status(cudnnStatus_t status, const char* call, const std::string& what,
+                               const char* file, int line);
+
+// EMBER_CUDNN_CHECK(call, what): `what` says the op and its shapes, e.g.
+// conv_key_string(key); evaluated only on failure.
+#define EMBER_CUDNN_CHECK(call, what)                                                        \
+  do {                                                                                       \
+    const cudnnStatus_t ember_cudnn_st_ = (call);                                            \
+    if (ember_cudnn_st_ != CUDNN_STATUS_SUCCESS)                                             \
+      ::ember::ops::cudnn::throw_status(ember_cudnn_st_, #call, (what), __FILE__, __LINE__); \
+  } while (0)
+
+// The handle of cuda device `device` for the calling thread, created on first use (creating one
+// loads cuDNN's kernels: slow) and bound to `stream` on every call (cudnnSetStream), so a
+// handle never runs on another thread's stream. Throws DeviceError when the CUDA backend is not
+// usable (naming why) and CudnnError when cuDNN cannot make a handle.
+cudnnHandle_t handle(int device, gpu::Stream stream);
+
+// Why cuDNN's 32-bit legacy descriptors cannot describe `s`, or nullptr: every tensor must
+// have fewer than 2^31 elements and every size fit an int (cudnnSetTensor4dDescriptor refuses
+// more with NOT_SUPPORTED). Ember refuses such keys (the selector then runs its own kernels)
+// rather than splitting the batch.
+const char* conv_refusal(const kernels::ConvShape& s);
+
+// cuDNN's data type for t (float32, float64, float16, bfloat16); DTypeError for the others.
+cudnnDataType_t data_type(DType t);
+
+class TensorDescriptor {
+ public:
+  TensorDescriptor();
+  ~TensorDescriptor();
+  TensorDescriptor(const TensorDescriptor&) = delete;
+  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
+  // A contiguous n x c x h x w NCHW tensor.
+  void set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_t w);
+  cudnnTensorDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnTensorDescriptor_t d_ = nullptr;
+};
+
+// The legacy convolution API's descriptors: their types are deprecated too (Note [cuDNN's
+// deprecated calls] in ops/cudnn/descriptors.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+class FilterDescriptor {
+ public:
+  FilterDescriptor();
+  ~FilterDescriptor();
+  FilterDescriptor(const FilterDescriptor&) = delete;
+  FilterDescriptor& operator=(const FilterDescriptor&) = delete;
+  // k x c/groups x r x s filters, KCRS.
+  void set_kcrs(DType t, int64_t k, int64_t c, int64_t r, int64_t s);
+  cudnnFilterDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnFilterDescriptor_t d_ = nullptr;
+};
+
+class ConvolutionDescriptor {
+ public:
+  ConvolutionDescriptor();
+  ~ConvolutionDescriptor();
+  ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
+  ConvolutionDescriptor& operator=(const ConvolutionDescriptor&) = delete;
+  // Cross-correlation (what Ember's conv2d computes) with s's padding, stride, dilation and
+  // groups, accumulating in t (float32 for float16 and bfloat16 inputs), in FMA math unless
+  // `allow_tf32` (CUDNN_DEFAULT_MATH, which lets Ampere and later convert to TF32).
+  void set(const kernels::ConvShape& s, DType t, bool allow_tf32);
+  cudnnConvolutionDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnConvolutionDescriptor_t d_ = nullptr;
+};
+
+// The descriptors of one convolution: x, w, y and the convolution itself.
+struct ConvDescriptors {
+  TensorDescriptor x, y;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  // requires: conv_refusal(s) == nullptr (CudnnError naming the reason otherwise).
+  ConvDescriptors(const kernels::ConvShape& s, DType t, bool allow_tf32);
+};
+
+#pragma GCC diagnostic pop
+
+// y's sizes {N, K, OH, OW} as cuDNN computes them (cudnnGetConvolution2dForwardOutputDim), with no
+// GPU needed: the tests hold them against Ember's.
+std::array<int64_t, 4> output_dims(const kernels::ConvShape& s, DType t);
+
+}  // namespace ember::ops::cudnn
