@@ -67,10 +67,6 @@ std::string winograd_refusal(const ConvKey& k) {
   return "";
 }
 
-size_t item_size(DType t) {
-  return t == DType::f64 ? sizeof(double) : sizeof(float);
-}
-
 const char* winograd_name(WinogradTile t) {
   switch (t) {
     case WinogradTile::f2x2_3x3:
@@ -113,7 +109,7 @@ class Winograd final : public ConvAlgo {
     return true;
   }
   size_t workspace_bytes(const ConvKey& k) const override {
-    return kernels::winograd_workspace_bytes(geometry(k), item_size(k.dtype));
+    return kernels::winograd_workspace_bytes(geometry(k), itemsize(k.dtype));
   }
   double cost(const ConvKey& k) const override;
   ConvWork work(const ConvKey& k, bool bias) const override {
@@ -187,7 +183,7 @@ double Winograd::cost(const ConvKey& k) const {
   const WinogradGeometry g = geometry(k);
   if (is_gpu(k.device_type)) {
     const Parts p = parts(k, /*bias=*/false);
-    const double item = double(item_size(k.dtype));
+    const double item = double(itemsize(k.dtype));
     return 20.0 * double(p.streamed.launches + p.products.launches) +
            (p.streamed.flops + p.products.flops) / 800.0 + p.streamed.bytes / item / 10.0 +
            p.products.bytes / item / 40.0;
@@ -216,7 +212,7 @@ Winograd::Parts Winograd::parts(const ConvKey& k, bool bias) const {
   Parts w;
   const WinogradGeometry g = geometry(k);
   if (!is_gpu(k.device_type) || g.n * g.co * g.oh * g.ow == 0) return w;
-  const double item = double(item_size(k.dtype)), a2 = double(g.positions());
+  const double item = double(itemsize(k.dtype)), a2 = double(g.positions());
   const double windows = double(g.n) * double(windows_inside(g.tiles_h, g.m, g.alpha, g.ph, g.h)) *
                          double(windows_inside(g.tiles_w, g.m, g.alpha, g.pw, g.w));
   const bool with_bias = bias && k.direction == ConvDirection::forward;
@@ -224,7 +220,7 @@ Winograd::Parts Winograd::parts(const ConvKey& k, bool bias) const {
   if (g.co * g.ci > 0) w.streamed += {0.0, item * double(g.co * g.ci) * (9.0 + a2), 1};
   if (g.fused) {
     using B = kernels::WinogradFusedBlock;
-    const int64_t chunk = B::chunk(item_size(k.dtype));
+    const int64_t chunk = B::chunk(itemsize(k.dtype));
     const double t_blocks = double((g.tiles() + B::kTiles - 1) / B::kTiles);
     const double k_blocks = double((g.co + B::kChannels - 1) / B::kChannels);
     const double chunks = double((g.ci + chunk - 1) / chunk);
