@@ -17,6 +17,7 @@
 #include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
 #include "simt/simt_test_util.h"
+#include "winograd_test_util.h"
 
 using namespace ember;
 using namespace ember::test;
@@ -43,19 +44,26 @@ Operands operands(DType t, std::mt19937& g) {
   return o;
 }
 
-// Runs all three directions on `dev` and checks each against the float64 loops.
-void run_and_check(const Operands& o, Device dev, DType t) {
-  const Tensor x = o.x.to(dev), w = o.w.to(dev), dy = o.dy.to(dev);
-  check_conv_close(ops::conv2d(x, w, Tensor(), kCase.p), dev, o.ref.y, o.ref.y_abs, t);
-  check_conv_close(ops::conv2d_backward_data(dy, w, x.shape(), kCase.p), dev, o.ref.dx,
-                   o.ref.dx_abs, t);
-  check_conv_close(ops::conv2d_backward_filter(dy, x, w.shape(), kCase.p), dev, o.ref.dw,
-                   o.ref.dw_abs, t);
-}
-
 ops::ConvKey key_of(ConvDirection d, Device dev, DType t = kFloat32) {
   return ops::conv2d_key(d, {kCase.n, kCase.c, kCase.h, kCase.w},
                          {kCase.k, kCase.c, kCase.r, kCase.s}, t, dev, kCase.p);
+}
+
+// Runs all three directions on `dev` and checks each against the float64 loops, with the error
+// growth of the algorithm the policy ran (the benchmark may time a Winograd one fastest).
+void run_and_check(const Operands& o, Device dev, DType t) {
+  const Tensor x = o.x.to(dev), w = o.w.to(dev), dy = o.dy.to(dev);
+  auto growth = [&](ConvDirection d) {
+    const std::string chosen = ops::explain_conv_algos(key_of(d, dev, t)).chosen;
+    CAPTURE(chosen);
+    return conv_error_growth(chosen);
+  };
+  const Tensor y = ops::conv2d(x, w, Tensor(), kCase.p);
+  check_conv_close(y, dev, o.ref.y, o.ref.y_abs, t, growth(ConvDirection::forward));
+  const Tensor dx = ops::conv2d_backward_data(dy, w, x.shape(), kCase.p);
+  check_conv_close(dx, dev, o.ref.dx, o.ref.dx_abs, t, growth(ConvDirection::backward_data));
+  const Tensor dw = ops::conv2d_backward_filter(dy, x, w.shape(), kCase.p);
+  check_conv_close(dw, dev, o.ref.dw, o.ref.dw_abs, t, growth(ConvDirection::backward_filter));
 }
 
 const ConvDirection kDirections[] = {ConvDirection::forward, ConvDirection::backward_data,
