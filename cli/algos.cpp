@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
+#include "cli/algos_cudnn.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/validate.h"
@@ -28,7 +29,8 @@ using ops::ConvDirection;
 struct AlgosArgs {
   std::vector<int64_t> input{32, 16, 32, 32}, weight{16, 16, 3, 3};
   int64_t stride = 1, padding = 1, dilation = 1, groups = 1;
-  std::string dtype = "float32", device = "cpu", policy = "heuristic", model, save;
+  std::string dtype = "float32", device = "cpu", policy = "heuristic", model, save, cudnn_device;
+  bool allow_tf32 = false, show_dropped = false;
   int64_t batch = 8, image_size = 0, in_channels = 0;
   int repeats = ops::kConvBenchmarkRuns;
 };
@@ -272,6 +274,25 @@ std::vector<ops::ConvKey> model_keys(const AlgosArgs& a, DType dt, Device dev) {
   return keys;
 }
 
+// --cudnn-device: cuDNN's ranking of every key on the described GPU; nothing runs.
+int run_cudnn_ranking(const AlgosArgs& a, std::vector<ops::ConvKey> keys) {
+  CudnnRankingTotals totals;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string layer = "layer " + std::to_string(i + 1) + "/" + std::to_string(keys.size());
+    keys[i].math = a.allow_tf32 ? ops::ConvMathMode::tf32 : ops::ConvMathMode::fp32;
+    keys[i].device_type = DeviceType::CUDA;  // the described GPU's
+    keys[i].device_index = 0;
+    std::cout << "\n";
+    print_problem(keys[i], a.model.empty() ? "" : layer + ": ");
+    std::fflush(stdout);
+    print_cudnn_ranking(keys[i], a.cudnn_device, a.show_dropped, layer, &totals);
+  }
+  std::printf("\n%d of %d (layer, direction) pairs have a config to try\n",
+              totals.rows - static_cast<int>(totals.without.size()), totals.rows);
+  for (const std::string& w : totals.without) std::printf("  none for %s\n", w.c_str());
+  return totals.without.empty() ? 0 : 1;
+}
+
 int run_algos(const AlgosArgs& a) {
   const DType dt = parse_dtype(a.dtype);
   const Device dev = Device::parse(a.device);
@@ -299,6 +320,7 @@ int run_algos(const AlgosArgs& a) {
     keys.push_back(
         ops::conv2d_key(ConvDirection::forward, Shape(a.input), Shape(a.weight), dt, dev, p));
   }
+  if (!a.cudnn_device.empty()) return run_cudnn_ranking(a, keys);
   Summary summary;
   Progress progress(static_cast<int64_t>(keys.size()) * 3, "algos", stderr);
   int64_t done = 0;
@@ -347,6 +369,7 @@ Runner add_algos(CLI::App& app) {
       "\nExamples:\n"
       "  ember algos --input 8,16,32,32 --weight 32,16,3,3 --stride 2\n"
       "  ember algos --model resnet20 --batch 8 --policy benchmark --save conv_cache.json\n"
+      "  ember algos --model resnet50 --batch 32 --cudnn-device data/cudnn/h200.json\n"
       "  EMBER_CONV_CACHE=conv_cache.json EMBER_CONV_POLICY=benchmark ember train ...");
   auto a = std::make_shared<AlgosArgs>();
   // Sizes, strides and groups fit an int, as the kernels' and cuDNN's descriptors take them.
@@ -405,8 +428,20 @@ Runner add_algos(CLI::App& app) {
   cmd->add_option("--repeats", a->repeats, "timed runs per algorithm (the median is shown)")
       ->capture_default_str()
       ->transform(integer_in(ops::kConvBenchmarkRuns, 1000000));
+  auto* cudnn_device =
+      cmd->add_option("--cudnn-device", a->cudnn_device,
+                      "print cuDNN's ranked engine configs for the GPU this JSON describes "
+                      "(data/cudnn/h200.json, a100.json) instead of timing; no GPU needed")
+          ->check(CLI::ExistingFile);
+  cmd->add_flag("--allow-tf32", a->allow_tf32,
+                "--cudnn-device: let float32 use tensor-core (TF32) engines")
+      ->needs(cudnn_device);
+  cmd->add_flag("--show-dropped", a->show_dropped,
+                "--cudnn-device: list the configs the policy refuses too")
+      ->needs(cudnn_device);
   cmd->add_option("--save", a->save,
-                  "write the benchmark's measurements to this file (a cache for EMBER_CONV_CACHE)");
+                  "write the benchmark's measurements to this file (a cache for EMBER_CONV_CACHE)")
+      ->excludes(cudnn_device);
   return [cmd, a]() -> int {
     if (!cmd->parsed()) return -1;
     return run_algos(*a);

@@ -35,6 +35,7 @@ const kernels::KernelTable& kernels_for(Device d) {
       return kEmuKernels;
     case DeviceType::CUDA:
 #if EMBER_HAVE_CUDA
+      gpu::require_device(d);  // a DeviceError saying why, where there is no usable GPU
       gpu::backend(d).set_device(d.index);
       return kCudaKernels;
 #else

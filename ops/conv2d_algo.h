@@ -117,6 +117,24 @@ class ConvAlgo {
   // How it would run `key`, in a few words (EMBER_LOG=select prints it with the choice); "" when
   // there is nothing to add. requires: supports(key).
   virtual std::string plan(const ConvKey&) const { return {}; }
+  // Why the heuristic ranks it where it does, when not by cost(): a library's own ranking, e.g.
+  // "cuDNN's heuristics, mode A, rank 2"; "" for the cost model's estimate.
+  virtual std::string rank_note(const ConvKey&) const { return {}; }
+
+  // Note [Algorithm families]: a family stands for algorithms made per key, such as cuDNN's engine
+  // configs, which its library ranks anew for each problem. Where it has members, the registry
+  // ranks those in its place (best first, in the family's order, named "<family>:..."); where it
+  // has none, it is one row, not supported, with the reason. Forcing the family's name forces its
+  // members in turn; forcing a member's name forces that one.
+  virtual bool is_family() const { return false; }
+  // requires: is_family(). ensures: the members for `key`, best first, or none with the reason
+  // in *why (then supports(key) is false with the same reason).
+  virtual std::vector<std::shared_ptr<const ConvAlgo>> members(const ConvKey&,
+                                                               std::string* /*why*/) const {
+    return {};
+  }
+  // Whether `name` has this family's form (it may still name no member for a given key).
+  virtual bool owns(const std::string&) const { return false; }
 
   // requires: supports(key) for key.direction == forward; bias may be null.
   // ensures:  y = conv(x, w) (+ bias). Throws ConvNotSupported to hand over to the next one.
@@ -137,6 +155,9 @@ using ConvAlgoPtr = std::shared_ptr<const ConvAlgo>;
 
 // The built-in algorithms, in the order the registry starts with (ops/conv2d_algos.cpp).
 std::vector<ConvAlgoPtr> builtin_conv_algos();
+// The `cudnn` family: cuDNN's graph-API engine configs, `cudnn:eng<N>{knobs}`, on cuda devices
+// (ops/conv2d_cudnn.cpp), part of the built-in ones.
+ConvAlgoPtr cudnn_conv_family();
 // winograd_f2x2_3x3 and winograd_f4x4_3x3 (ops/conv2d_winograd.cpp), part of the built-in ones.
 std::vector<ConvAlgoPtr> winograd_conv_algos();
 

@@ -123,7 +123,12 @@ ConvCandidate conv_candidate_of(const ConvAlgo& a, const ConvKey& key, std::stri
   c.name = a.name();
   c.backend = a.backend(key.device_type);
   c.deterministic = a.deterministic();
-  c.supported = a.supports(key, why);
+  try {
+    c.supported = a.supports(key, why);
+  } catch (const DeviceError& e) {  // the key's device is not usable here (no GPU, no driver)
+    c.supported = false;
+    *why = e.what();
+  }
   if (c.supported) {
     c.workspace_bytes = a.workspace_bytes(key);
     c.cost = a.cost(key);

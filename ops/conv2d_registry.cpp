@@ -161,6 +161,35 @@ size_t limit_locked(Registry& r) {
   return static_cast<size_t>(n << shift);
 }
 
+// The algorithms that stand for `algos` on `key`: each family replaced by its members where it has
+// some (Note [Algorithm families]).
+std::vector<AlgoPtr> for_key(const std::vector<AlgoPtr>& algos, const ConvKey& key) {
+  std::vector<AlgoPtr> out;
+  for (const AlgoPtr& a : algos) {
+    std::string why;
+    std::vector<AlgoPtr> m = a->is_family() ? a->members(key, &why) : std::vector<AlgoPtr>{};
+    if (m.empty())
+      out.push_back(a);
+    else
+      out.insert(out.end(), m.begin(), m.end());
+  }
+  return out;
+}
+
+// Whether forcing `forced` forces `name`: the same name, or a member of the forced family
+// ("cudnn" forces "cudnn:eng38{...}"), or a config of the forced engine ("cudnn:eng38" forces
+// "cudnn:eng38{...}").
+bool forced_matches(const std::string& name, const std::string& forced) {
+  return name == forced || name.rfind(forced + ":", 0) == 0 || name.rfind(forced + "{", 0) == 0;
+}
+
+// Whether `name` may be forced: a registered algorithm or a name of a registered family's form.
+bool known_name(const std::vector<AlgoPtr>& algos, const std::string& name) {
+  return std::any_of(algos.begin(), algos.end(), [&](const AlgoPtr& a) {
+    return a->name() == name || (a->is_family() && a->owns(name));
+  });
+}
+
 std::string fmt_cost(double c) {
   std::ostringstream os;
   os.precision(3);
@@ -177,8 +206,9 @@ std::string fmt_ms(double ms) {
 
 // The verdict for `key` over `algos` under the heuristic, deterministic or forced policy (or the
 // benchmark's stand-in before a key is timed), and the ranking run_conv follows.
-ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forced, bool benchmark,
-                      const ConvKey& key, Ranking* ranking) {
+ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string& forced,
+                      bool benchmark, const ConvKey& key, Ranking* ranking) {
+  const std::vector<AlgoPtr> algos = for_key(registered, key);
   ConvSelection sel;
   sel.policy = !forced.empty()     ? ConvPolicy::forced
                : benchmark         ? ConvPolicy::benchmark
@@ -192,7 +222,7 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
     if (!c.supported) {
       c.reason = "not supported: " + why;
     } else if (sel.policy == ConvPolicy::forced) {
-      if (a->name() != forced) {
+      if (!forced_matches(a->name(), forced)) {
         c.reason = "not tried: '" + forced + "' is forced";
       } else if (key.deterministic && !a->deterministic()) {
         c.reason = "forced, but not deterministic and the deterministic policy is on";
@@ -205,25 +235,30 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
     } else {
       eligible.push_back(i);
     }
-    if (!c.supported && a->name() == forced) c.reason = "forced, but " + c.reason;
+    if (!c.supported && (forced_matches(a->name(), forced) || (a->is_family() && a->owns(forced))))
+      c.reason = "forced, but " + c.reason;
     sel.candidates.push_back(std::move(c));
   }
+  // A library's algorithms first, in its own order (Note [Algorithm families]), then Ember's by
+  // estimated cost.
+  auto tier = [&](size_t i) { return sel.candidates[i].backend == ConvBackend::cudnn ? 0 : 1; };
   std::stable_sort(eligible.begin(), eligible.end(), [&](size_t a, size_t b) {
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
     return sel.candidates[a].cost < sel.candidates[b].cost;
   });
   for (size_t r = 0; r < eligible.size(); ++r) {
     ConvCandidate& c = sel.candidates[eligible[r]];
     c.rank = static_cast<int>(r);
     c.chosen = r == 0;
+    const std::string note = algos[eligible[r]]->rank_note(key);
     if (sel.policy != ConvPolicy::forced)
-      c.reason = (r == 0 ? "lowest estimated cost ("
-                         : "fallback " + std::to_string(r) + ": estimated cost (") +
-                 fmt_cost(c.cost) + ")" +
+      c.reason = (r == 0 ? std::string(note.empty() ? "lowest " : "first: ")
+                         : "fallback " + std::to_string(r) + ": ") +
+                 (note.empty() ? "estimated cost (" + fmt_cost(c.cost) + ")" : note) +
                  (key.deterministic ? " among deterministic algorithms" : "");
     if (ranking) ranking->order.push_back(algos[eligible[r]]);
   }
-  const bool known = std::any_of(algos.begin(), algos.end(),
-                                 [&](const AlgoPtr& a) { return a->name() == forced; });
+  const bool known = known_name(registered, forced);
   if (!eligible.empty()) {
     const ConvCandidate& c = sel.candidates[eligible[0]];
     sel.chosen = c.name;
@@ -233,7 +268,8 @@ ConvSelection explain(const std::vector<AlgoPtr>& algos, const std::string& forc
                       : conv_policy_name(sel.policy) + std::string(": ")) +
                  c.reason;
   } else if (sel.policy == ConvPolicy::forced && !known) {
-    sel.reason = "unknown algorithm '" + forced + "' forced (valid: " + names_list(algos) + ")";
+    sel.reason =
+        "unknown algorithm '" + forced + "' forced (valid: " + names_list(registered) + ")";
   } else {
     std::string why = sel.policy == ConvPolicy::forced
                           ? "forced algorithm '" + forced + "' cannot run it"
@@ -259,7 +295,7 @@ size_t take_entries_locked(Registry& r, std::vector<ConvBenchEntry>& entries, si
   for (ConvBenchEntry& e : entries) {
     std::vector<ConvMeasurement> still;
     for (const ConvMeasurement& m : e.timed)
-      for (const AlgoPtr& a : r.algos) {
+      for (const AlgoPtr& a : for_key(r.algos, e.key)) {
         std::string why;
         if (a->name() == m.name && a->supports(e.key, &why)) still.push_back(m);
       }
@@ -352,7 +388,7 @@ void log_measurement(const ConvKey& key, const ConvBenchEntry& e, int runs) {
 // measurement and rewrites EMBER_CONV_CACHE. requires: `lock` holds r.mu; holds it again after.
 const ConvBenchEntry& measure_locked(Registry& r, std::unique_lock<std::mutex>& lock,
                                      const ConvKey& key, int runs) {
-  const std::vector<AlgoPtr> algos = r.algos;
+  const std::vector<AlgoPtr> algos = for_key(r.algos, key);
   const size_t limit = limit_locked(r);
   lock.unlock();
   ConvBenchEntry entry = run_conv_benchmark(algos, key, limit, runs);
@@ -419,10 +455,10 @@ bool unregister_conv_algo(const std::string& name) {
 void set_conv_algo(const std::string& name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  const bool known = std::any_of(r.algos.begin(), r.algos.end(),
-                                 [&](const AlgoPtr& a) { return a->name() == name; });
-  EMBER_CHECK_VALUE(name.empty() || known, "set_conv_algo: unknown convolution algorithm '", name,
-                    "'; valid names: ", names_list(r.algos));
+  EMBER_CHECK_VALUE(name.empty() || known_name(r.algos, name),
+                    "set_conv_algo: unknown convolution algorithm '", name,
+                    "'; valid names: ", names_list(r.algos),
+                    ", and cudnn:eng<N> or cudnn:eng<N>{knobs} for one of cuDNN's engine configs");
   r.forced_api = name;
 }
 
@@ -546,7 +582,7 @@ ConvSelection explain_conv_algos(const ConvKey& key) {
     load_env_cache_locked(r);
     auto it = r.bench.find(key);
     if (it != r.bench.end()) {
-      ConvSelection sel = explain_measured(r.algos, key, it->second, limit_locked(r),
+      ConvSelection sel = explain_measured(for_key(r.algos, key), key, it->second, limit_locked(r),
                                            "cached (" + it->second.source + ")", nullptr);
       if (!sel.chosen.empty()) return sel;
     }
@@ -562,7 +598,7 @@ ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
   load_env_cache_locked(r);  // so that rewriting EMBER_CONV_CACHE keeps what it held
   const ConvBenchEntry& entry = measure_locked(r, lock, key, runs);
   r.cache.erase(key);  // the next run ranks from this measurement
-  return explain_measured(r.algos, key, entry, limit_locked(r), "timed now", nullptr);
+  return explain_measured(for_key(r.algos, key), key, entry, limit_locked(r), "timed now", nullptr);
 }
 
 namespace {
@@ -586,14 +622,15 @@ Ranking ranking_for(const ConvKey& key) {
     load_env_cache_locked(r);
     auto b = r.bench.find(key);
     if (b != r.bench.end())
-      sel = explain_measured(r.algos, key, b->second, limit_locked(r),
+      sel = explain_measured(for_key(r.algos, key), key, b->second, limit_locked(r),
                              "cached (" + b->second.source + ")", &ranking.order);
     if (!sel.chosen.empty()) {
       ++r.stats.cache_hits;
     } else {
       const ConvBenchEntry& entry = measure_locked(r, lock, key, kConvBenchmarkRuns);
       ranking = Ranking{};
-      sel = explain_measured(r.algos, key, entry, limit_locked(r), "timed now", &ranking.order);
+      sel = explain_measured(for_key(r.algos, key), key, entry, limit_locked(r), "timed now",
+                             &ranking.order);
     }
     ranking.benchmark = true;
     ranking.error = sel.chosen.empty() ? sel.reason : "";
@@ -621,19 +658,21 @@ std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
   }
   std::string failures;
   for (const AlgoPtr& a : ranking.order) {
+    std::string failure;
     try {
       const size_t bytes = a->workspace_bytes(key);
       const Tensor ws = workspace(key.device(), bytes);
       run(*a, ConvWorkspace{bytes > 0 ? ws.data_ptr() : nullptr, bytes});
       return a->name();
     } catch (const ConvNotSupported& e) {
-      failures += "; " + a->name() + ": " + e.what();
+      failure = e.what();
     } catch (const OutOfMemory& e) {
-      failures += "; " + a->name() + ": " + e.what();
+      failure = e.what();
     }
+    failures += "; " + a->name() + ": " + failure;
     if (log_select())
       std::cerr << "ember select: conv2d " << conv_key_string(key) << ": " << a->name()
-                << " failed, trying the next algorithm\n";
+                << " failed (" << failure << "), trying the next algorithm\n";
   }
   EMBER_THROW(ops::ConvNotSupported, "conv2d: every algorithm failed for ", conv_key_string(key),
               failures);

@@ -119,7 +119,9 @@ fi
 tests_line="not run (build failed)"
 tests_ok=0
 if [ "$build_status" = "ok" ]; then
-  timeout 300 ctest --test-dir "$BUILD" -L gpu -V --output-on-failure >"$LOGS/test_gpu.log" 2>&1
+  # The cuDNN engine test writes the GPU's device description (for data/cudnn/).
+  EMBER_CUDNN_CAPTURE="$LOGS/cudnn_device.json" \
+    timeout 300 ctest --test-dir "$BUILD" -L gpu -V --output-on-failure >"$LOGS/test_gpu.log" 2>&1
   rc=$?
   cases="$(grep -m1 "\[doctest\] test cases:" "$LOGS/test_gpu.log" | sed 's/.*test cases: *//')"
   asserts="$(grep -m1 "\[doctest\] assertions:" "$LOGS/test_gpu.log" | sed 's/.*assertions: *//')"
@@ -184,6 +186,10 @@ summary_rows() {
   echo "== GPU check summary: ${gpu_name:-no GPU}, sm_$arch, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "build  | $build_status (${build_s} s, deps: $deps)"
   echo "tests  | ctest -L gpu: $tests_line"
+  if [ -s "$LOGS/cudnn_device.json" ]; then
+    echo "cudnn  | device description captured: $LOGS/cudnn_device.json (copy to data/cudnn/)"
+    grep -m1 "cuDNN configs checked against float64" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
+  fi
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
   summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"
   summary_rows "conv  " bench_conv_ladder "^== summary" "^bench_conv_ladder: done"

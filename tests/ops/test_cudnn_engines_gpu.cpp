@@ -1,0 +1,142 @@
+// cuDNN's graph-API engines on a real GPU (ops/cudnn/graph.h, the `cudnn` family of
+// ops/conv2d_cudnn.cpp): every engine config cuDNN ranks for a dozen shapes, forced in turn in all
+// three directions, against a float64 reference on the cpu; deterministic configs bit-identical
+// across two runs; the heuristic policy picking cuDNN first; the device's description captured
+// (EMBER_CUDNN_CAPTURE=FILE writes its JSON: tests/gpu/check.sh keeps it) and ranking the same
+// configs without the handle as with it. Runs in the `gpu` executable, only where a GPU is usable.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "ember/build_config.h"
+
+#if EMBER_HAVE_CUDNN
+
+#include "ops/conv2d.h"
+#include "ops/cudnn/descriptors.h"
+#include "ops/cudnn/graph.h"
+#include "runtime/gpu.h"
+#include "runtime/rng.h"
+
+using namespace ember;
+
+namespace {
+
+const Device kCuda0(DeviceType::CUDA, 0);
+
+struct Case {
+  Shape x, w;
+  int64_t stride, pad, dil, groups;
+};
+const Case kCases[] = {
+    {{2, 3, 17, 19}, {8, 3, 3, 3}, 1, 1, 1, 1},     {{4, 16, 14, 14}, {32, 16, 3, 3}, 2, 1, 1, 1},
+    {{1, 32, 9, 9}, {16, 32, 1, 1}, 1, 0, 1, 1},    {{2, 8, 23, 21}, {8, 8, 5, 5}, 1, 2, 1, 1},
+    {{3, 12, 15, 15}, {12, 4, 3, 3}, 1, 1, 1, 3},   {{2, 16, 12, 12}, {16, 1, 3, 3}, 1, 1, 1, 16},
+    {{2, 6, 20, 20}, {10, 6, 3, 3}, 1, 2, 2, 1},    {{1, 3, 32, 32}, {16, 3, 7, 7}, 2, 3, 1, 1},
+    {{8, 64, 8, 8}, {64, 64, 3, 3}, 1, 1, 1, 1},    {{2, 5, 11, 13}, {7, 5, 2, 4}, 1, 0, 1, 1},
+    {{1, 128, 7, 7}, {256, 128, 1, 1}, 2, 0, 1, 1}, {{2, 4, 40, 40}, {4, 4, 9, 9}, 1, 4, 1, 1},
+};
+
+ops::Conv2dParams params_of(const Case& c) {
+  ops::Conv2dParams p;
+  p.stride = {c.stride, c.stride};
+  p.padding = {c.pad, c.pad};
+  p.dilation = {c.dil, c.dil};
+  p.groups = c.groups;
+  return p;
+}
+
+// max |got - want| / max |want|.
+double rel_error(const Tensor& got, const Tensor& want) {
+  const std::vector<double> g = got.to(kFloat64).to(kCPU).to_vector<double>();
+  const std::vector<double> w = want.to_vector<double>();
+  double d = 0, m = 0;
+  for (size_t i = 0; i < w.size(); ++i)
+    d = std::max(d, std::abs(g[i] - w[i])), m = std::max(m, std::abs(w[i]));
+  return d / (m > 0 ? m : 1);
+}
+
+Tensor run(ops::ConvDirection dir, const Tensor& x, const Tensor& w, const Tensor& dy,
+           const ops::Conv2dParams& p) {
+  switch (dir) {
+    case ops::ConvDirection::forward:
+      return ops::conv2d(x, w, Tensor(), p);
+    case ops::ConvDirection::backward_data:
+      return ops::conv2d_backward_data(dy, w, x.shape(), p);
+    default:
+      return ops::conv2d_backward_filter(dy, x, w.shape(), p);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cudnn engines on cuda:0: every ranked config against float64, in every direction") {
+  int configs = 0;
+  for (const Case& c : kCases) {
+    const ops::Conv2dParams p = params_of(c);
+    manual_seed(7);
+    const Tensor x64 = randn(c.x, kFloat64), w64 = randn(c.w, kFloat64);
+    const Shape ys = ops::conv2d_output_shape(c.x, c.w, p);
+    const Tensor dy64 = randn(ys, kFloat64);
+    const Tensor x = x64.to(kFloat32).to(kCuda0), w = w64.to(kFloat32).to(kCuda0),
+                 dy = dy64.to(kFloat32).to(kCuda0);
+    for (auto dir : {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
+                     ops::ConvDirection::backward_filter}) {
+      ops::set_conv_algo("");
+      // The reference: float64 on the cpu, from the same (float32-rounded) values.
+      const Tensor want =
+          run(dir, x.to(kCPU).to(kFloat64), w.to(kCPU).to(kFloat64), dy.to(kCPU).to(kFloat64), p);
+      const ops::ConvKey key = ops::conv2d_key(dir, c.x, c.w, kFloat32, kCuda0, p);
+      CAPTURE(ops::conv_key_string(key));
+      const ops::ConvSelection sel = ops::explain_conv_algos(key);
+      CHECK(sel.candidates.front().backend == ops::ConvBackend::cpu);  // registration order
+      bool any = false;
+      for (const ops::ConvCandidate& cand : sel.candidates) {
+        if (cand.backend != ops::ConvBackend::cudnn || !cand.supported) continue;
+        any = true;
+        CAPTURE(cand.name);
+        ops::set_conv_algo(cand.name);
+        const Tensor got = run(dir, x, w, dy, p);
+        CHECK(rel_error(got, want) <= 1e-5);
+        if (cand.deterministic) {
+          const Tensor again = run(dir, x, w, dy, p);
+          CHECK(again.to(kCPU).to_vector<float>() == got.to(kCPU).to_vector<float>());
+        }
+        ++configs;
+      }
+      ops::set_conv_algo("");
+      CHECK(any);
+      // The heuristic policy tries cuDNN's list first.
+      CHECK(sel.chosen.rfind("cudnn:eng", 0) == 0);
+    }
+  }
+  MESSAGE("cuDNN configs checked against float64: " << configs);
+}
+
+TEST_CASE("cudnn engines on cuda:0: the captured description ranks as the handle does") {
+  const cudnnHandle_t h = ops::cudnn::handle(0, gpu::current_stream(kCuda0));
+  const auto live = ops::cudnn::DeviceDescription::of_handle(h);
+  const std::string json = live->json();
+  if (const char* path = std::getenv("EMBER_CUDNN_CAPTURE")) {
+    std::ofstream(path) << json << "\n";
+    MESSAGE("cuDNN device description of " << live->name() << " written to " << path);
+  }
+  const auto saved = ops::cudnn::DeviceDescription::from_json(json, "captured");
+  CHECK(saved->name() == live->name());
+  ops::Conv2dParams p;
+  p.padding = {1, 1};
+  for (auto dir : {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
+                   ops::ConvDirection::backward_filter}) {
+    const ops::ConvKey key =
+        ops::conv2d_key(dir, {32, 64, 56, 56}, {64, 64, 3, 3}, kFloat32, kCuda0, p);
+    const auto a = ops::cudnn::conv_engines(key, *live), b = ops::cudnn::conv_engines(key, *saved);
+    REQUIRE(a.configs.size() == b.configs.size());
+    for (size_t i = 0; i < a.configs.size(); ++i) {
+      CHECK(a.configs[i].config.name() == b.configs[i].config.name());
+      CHECK(a.configs[i].workspace == b.configs[i].workspace);
+    }
+  }
+}
+
+#endif  // EMBER_HAVE_CUDNN
