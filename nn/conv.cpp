@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/grad_mode.h"
 #include "nn/init.h"
 
 namespace ember::nn {
@@ -29,6 +30,23 @@ Tensor Conv2d::forward(const Tensor& x) {
                     out_channels, "): expected input of shape [N, ", in_channels,
                     ", H, W], got ", x.shape());
   return conv2d(x, weight, bias, options);
+}
+
+void Conv2d::set_bias(const Tensor& b) {
+  if (!b.defined()) {
+    if (bias.defined()) unregister_parameter("bias");
+    bias = Tensor();
+    return;
+  }
+  EMBER_CHECK_SHAPE(b.dim() == 1 && b.size(0) == out_channels, "Conv2d(", in_channels, ", ",
+                    out_channels, "): expected a bias of shape [", out_channels, "], got ",
+                    b.shape());
+  if (!bias.defined()) {
+    bias = register_parameter("bias", b.to(weight.device(), weight.dtype()).clone());
+    return;
+  }
+  NoGradGuard no_grad;
+  bias.copy_(b);
 }
 
 std::string Conv2d::extra_repr() const {

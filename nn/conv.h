@@ -18,6 +18,9 @@ class Conv2d : public Module {
   Tensor forward(const Tensor& x) override;
   std::string name() const override { return "Conv2d"; }
   std::string extra_repr() const override;
+  // Replaces the bias's values with b's ([out_channels]), registering a bias parameter where
+  // there was none; an undefined b removes it (fuse_for_inference uses both).
+  void set_bias(const Tensor& b);
 
   Tensor weight, bias;
   int64_t in_channels, out_channels, kernel_size;

@@ -32,6 +32,12 @@ BatchNorm2d::BatchNorm2d(int64_t c, double eps_, double momentum_, bool affine, 
 Tensor BatchNorm2d::forward(const Tensor& x) {
   EMBER_CHECK_SHAPE(x.dim() == 4 && x.shape()[1] == num_features, "BatchNorm2d(", num_features,
                     "): expected input of shape [N, ", num_features, ", H, W], got ", x.shape());
+  if (folded) {
+    EMBER_CHECK_VALUE(!is_training(), "BatchNorm2d(", num_features,
+                      "): folded into the convolution before it by fuse_for_inference, so it "
+                      "runs in eval mode only (fuse a copy of the model to keep training it)");
+    return x;
+  }
   const bool use_batch = is_training() || !running_mean.defined();
   if (is_training() && num_batches_tracked.defined()) {
     NoGradGuard g;
@@ -43,7 +49,8 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
 std::string BatchNorm2d::extra_repr() const {
   return std::to_string(num_features) + ", eps=" + num(eps) + ", momentum=" + num(momentum) +
          ", affine=" + (weight.defined() ? "True" : "False") +
-         ", track_running_stats=" + (running_mean.defined() ? "True" : "False");
+         ", track_running_stats=" + (running_mean.defined() ? "True" : "False") +
+         (folded ? ", folded" : "");
 }
 
 std::shared_ptr<Activation> ReLU() {

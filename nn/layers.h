@@ -24,6 +24,9 @@ class BatchNorm2d : public Module {
   Tensor weight, bias, running_mean, running_var, num_batches_tracked;
   int64_t num_features;
   double eps, momentum;
+  // Set by fuse_for_inference (nn/fuse.h): its effect is in the convolution before it, and
+  // forward returns its input (in eval mode only).
+  bool folded = false;
 };
 
 // An activation layer: forward applies `fn`; `name` and `extra` are for repr().

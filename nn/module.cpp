@@ -27,6 +27,13 @@ Tensor Module::register_parameter(const std::string& name, Tensor t, bool requir
   return t;
 }
 
+void Module::unregister_parameter(const std::string& name) {
+  auto it =
+      std::find_if(params_.begin(), params_.end(), [&](const auto& p) { return p.first == name; });
+  EMBER_CHECK_VALUE(it != params_.end(), "unregister_parameter: no parameter named '", name, "'");
+  params_.erase(it);
+}
+
 Tensor Module::register_buffer(const std::string& name, Tensor t) {
   check_name(name, "buffer");
   buffers_.emplace_back(name, t);

@@ -63,6 +63,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Registers a parameter (it becomes a leaf that requires grad) and returns the same handle.
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
   Tensor register_buffer(const std::string& name, Tensor t);
+  // Removes a registered parameter. requires: one of that name (ValueError otherwise).
+  void unregister_parameter(const std::string& name);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
     add_child(name, m);

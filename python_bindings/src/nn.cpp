@@ -59,6 +59,21 @@ void init_nn(pb::module_& m) {
       .def("extra_repr", &Module::extra_repr)
       .def("repr", [](const Module& mod) { return mod.repr(); });
 
+  // fuse_for_inference (nn/fuse.h): the pairs are found by ember/nn/utils.py over the Python
+  // module tree, which mirrors the C++ one; each is folded here.
+  pb::class_<nn::FoldUndo>(m, "_FoldUndo").def("restore", &nn::FoldUndo::restore);
+  m.attr("_fuse_tolerance") = nn::kFuseTolerance;
+  m.def("_fold_batch_norm",
+        [](const std::shared_ptr<Module>& conv, const std::shared_ptr<Module>& bn) {
+          auto c = std::dynamic_pointer_cast<nn::Conv2d>(conv);
+          auto b = std::dynamic_pointer_cast<nn::BatchNorm2d>(bn);
+          if (!c || !b)
+            throw pb::type_error("_fold_batch_norm: expected a Conv2d and a BatchNorm2d");
+          nn::FoldUndo undo;
+          const std::string why = nn::fold_batch_norm(c, b, &undo);
+          return pb::make_tuple(why, why.empty() ? pb::cast(undo) : pb::none());
+        });
+
   m.def("_Linear", [](int64_t in, int64_t out, bool bias) -> std::shared_ptr<Module> {
     return std::make_shared<nn::Linear>(in, out, bias);
   });

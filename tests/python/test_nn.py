@@ -256,3 +256,43 @@ def test_init_functions_bounds_and_gains():
     assert w.abs().sum().item() == 0 and w.requires_grad and w.grad_fn is None
     nn.init.xavier_normal_(w)
     assert abs(w.std().item() - (2.0 / 96) ** 0.5) < 0.02
+
+
+def test_fuse_for_inference_matches_torchs_unfused_model():
+    # Running statistics and affine parameters far from the defaults, copied into both models;
+    # PyTorch's unfused model in eval mode is the reference for Ember's fused one.
+    ember.manual_seed(4)
+    m, tm = Net(), TorchNet()
+    with torch.no_grad():
+        tm.bn.running_mean.copy_(torch.randn(4))
+        tm.bn.running_var.copy_(torch.rand(4) * 2 + 0.1)
+        tm.bn.weight.copy_(torch.randn(4) + 1)
+        tm.bn.bias.copy_(torch.randn(4))
+    m.load_state_dict({k: ember.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    m.eval()
+    tm.eval()
+    x = np.random.default_rng(0).standard_normal((5, 1, 8, 8)).astype(np.float32)
+    want = tm(torch.tensor(x)).detach().numpy()
+    report = nn.fuse_for_inference(m, ember.tensor(x))
+    assert report == {"fused": ["conv+bn"], "skipped": []}
+    assert "bias" in dict(m.conv.named_parameters())  # the folded shift
+    got = m(ember.tensor(x)).detach().numpy()
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+    m.train()
+    with pytest.raises(ember.ValueError, match="eval mode only"):
+        m(ember.tensor(x))
+
+
+def test_fuse_for_inference_on_a_ready_made_model_and_bad_input():
+    m = nn.model("resnet20", 3, 8)
+    with pytest.raises(ember.ValueError, match="expected a model in eval mode"):
+        nn.fuse_for_inference(m)
+    m.eval()
+    x = ember.randn(2, 3, 8, 8)
+    with ember.no_grad():
+        want = m(x).numpy()
+        report = nn.fuse_for_inference(m)
+        got = m(x).numpy()
+    assert len(report["fused"]) == 21 and report["skipped"] == []
+    assert "conv1+bn1" in report["fused"]
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()

@@ -5,4 +5,5 @@ from .layers import (  # noqa: F401
     Dropout, ReLU, LeakyReLU, Sigmoid, Tanh, GELU, SiLU, ELU, Softplus, Identity,
     CrossEntropyLoss, NLLLoss, MSELoss, model,
 )
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
+from .utils import fuse_for_inference  # noqa: F401
