@@ -187,7 +187,22 @@ void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Probl
   std::printf("\n%s: heuristic picks %s, benchmark picks %s\n", ops::conv_direction_name(dir),
               heur.chosen.empty() ? "nothing" : heur.chosen.c_str(),
               bench.chosen.empty() ? "nothing" : bench.chosen.c_str());
-  std::printf("  %-18s %-9s %10s %10s %9s %9s %9s  %-9s %-9s  %s\n", "algorithm", "supported",
+  // cuDNN's own first choices, where its families have members (a cuda key on a GPU): what each
+  // of its heuristics would run, next to Ember's selector's pick.
+  std::string graph_pick, v7_pick;
+  for (const ops::ConvCandidate& c : heur.candidates) {
+    if (!c.supported || c.rank < 0) continue;
+    if (c.backend == ops::ConvBackend::cudnn && graph_pick.empty()) graph_pick = c.name;
+    if (c.backend == ops::ConvBackend::cudnn_legacy && v7_pick.empty()) v7_pick = c.name;
+  }
+  if (!graph_pick.empty() || !v7_pick.empty())
+    std::printf("  cuDNN's heuristics pick: graph API (mode A) %s, v7 %s\n",
+                graph_pick.empty() ? "nothing" : graph_pick.c_str(),
+                v7_pick.empty() ? "nothing" : v7_pick.c_str());
+  int width = 18;  // cuDNN's engine configs have long names
+  for (const ops::ConvCandidate& c : bench.candidates)
+    width = std::max(width, static_cast<int>(c.name.size()));
+  std::printf("  %-*s %-9s %10s %10s %9s %9s %9s  %-9s %-9s  %s\n", width, "algorithm", "supported",
               "workspace", "median ms", "GFLOP/s", "max err", "rms err", "heuristic", "benchmark",
               "note");
   double best = std::numeric_limits<double>::infinity(), heur_ms = -1;
@@ -210,7 +225,7 @@ void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Probl
       }
       ops::set_conv_algo("");
     }
-    std::printf("  %-18s %-9s %10s %10s %9s %9s %9s  %-9s %-9s  %s\n", c.name.c_str(),
+    std::printf("  %-*s %-9s %10s %10s %9s %9s %9s  %-9s %-9s  %s\n", width, c.name.c_str(),
                 c.supported ? "yes" : "no",
                 c.supported ? format_bytes(c.workspace_bytes).c_str() : "-", ms.c_str(),
                 gflops.c_str(), max_err.c_str(), rms_err.c_str(), c.name == heur.chosen ? "*" : "",

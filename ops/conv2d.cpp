@@ -2,6 +2,8 @@
 // buffers.
 #include "ops/conv2d.h"
 
+#include "ops/conv2d_cudnn.h"
+
 #include <cstring>
 
 #include "ops/checks.h"
@@ -68,7 +70,9 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
   k.device_type = device.type;
   k.device_index = static_cast<int16_t>(device.is_cpu() ? 0 : device.index);
   k.dtype = dtype;
-  k.math = ConvMathMode::fp32;
+  // TF32 only where asked for, and only where it exists (float32 on a GPU).
+  k.math = dtype == DType::f32 && device.is_cuda() && conv_allow_tf32() ? ConvMathMode::tf32
+                                                                        : ConvMathMode::fp32;
   k.layout = ConvLayout::nchw;
   k.direction = direction;
   k.deterministic = conv_deterministic() ? 1 : 0;

@@ -42,7 +42,8 @@ namespace ember::ops {
 
 using kernels::ConvDirection;
 using kernels::conv_direction_name;
-enum class ConvBackend : uint8_t { cpu, ember_cuda, cudnn };
+// cudnn: the graph API's engines; cudnn_legacy: the classic (v7) algorithms.
+enum class ConvBackend : uint8_t { cpu, ember_cuda, cudnn, cudnn_legacy };
 enum class ConvMathMode : uint8_t { fp32, tf32, tensor_op };
 enum class ConvLayout : uint8_t { nchw, nhwc };
 enum class ConvPolicy : uint8_t { heuristic, deterministic, forced, benchmark };
@@ -158,6 +159,9 @@ std::vector<ConvAlgoPtr> builtin_conv_algos();
 // The `cudnn` family: cuDNN's graph-API engine configs, `cudnn:eng<N>{knobs}`, on cuda devices
 // (ops/conv2d_cudnn.cpp), part of the built-in ones.
 ConvAlgoPtr cudnn_conv_family();
+// The `cudnn_v7` family: cuDNN's classic algorithms, `cudnn_v7:implicit_precomp_gemm`, ..., as its
+// v7 heuristic ranks them (ops/conv2d_cudnn.cpp), part of the built-in ones.
+ConvAlgoPtr cudnn_v7_conv_family();
 // winograd_f2x2_3x3 and winograd_f4x4_3x3 (ops/conv2d_winograd.cpp), part of the built-in ones.
 std::vector<ConvAlgoPtr> winograd_conv_algos();
 
@@ -243,9 +247,10 @@ ConvPolicy conv_policy();
 // set_conv_algo("")'s to clear).
 void reset_conv_settings();
 
-// The benchmark times only candidates whose workspace is at most this many bytes (default
-// kConvDefaultWorkspaceLimit; EMBER_CONV_WORKSPACE_LIMIT=BYTES, with an optional K, M or G suffix
-// in binary units, when not set here). Setting it clears the ranking cache.
+// Candidates whose workspace is over this many bytes are neither ranked nor timed, under every
+// policy but forced (default kConvDefaultWorkspaceLimit; EMBER_CONV_WORKSPACE_LIMIT=BYTES, with
+// an optional K, M or G suffix in binary units, when not set here): the next candidate runs.
+// Setting it clears the ranking cache.
 constexpr size_t kConvDefaultWorkspaceLimit = size_t{1} << 30;  // 1 GiB
 void set_conv_workspace_limit(size_t bytes);
 // Throws ValueError for a bad EMBER_CONV_WORKSPACE_LIMIT.

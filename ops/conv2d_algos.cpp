@@ -259,6 +259,7 @@ std::vector<ConvAlgoPtr> builtin_conv_algos() {
   for (ConvAlgoPtr& a : winograd_conv_algos()) algos.push_back(std::move(a));
   algos.push_back(make_fft_conv_algo());
   algos.push_back(cudnn_conv_family());
+  algos.push_back(cudnn_v7_conv_family());
   return algos;
 }
 

@@ -2,12 +2,14 @@
 // one member per engine config cuDNN's heuristics rank for it (mode A's list, then FALLBACK's,
 // less what the policy refuses: ops/cudnn/graph.h), each run through its execution plan. Without
 // cuDNN, a GPU or a usable cuDNN, the family is one row saying why.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "ember/build_config.h"
@@ -25,8 +27,6 @@ namespace {
 
 constexpr const char* kFamily = "cudnn";
 
-#if EMBER_HAVE_CUDNN
-
 // EMBER_CUDNN=0 turns cuDNN off (1, or unset, leaves it on); anything else is an error.
 bool cudnn_enabled_by_env() {
   const char* v = std::getenv("EMBER_CUDNN");
@@ -35,6 +35,27 @@ bool cudnn_enabled_by_env() {
                     "': expected 0 (cuDNN off) or 1 (on)");
   return false;
 }
+
+struct Settings {
+  std::mutex mu;
+  std::optional<bool> enabled;  // set_cudnn_enabled; unset: EMBER_CUDNN
+  bool allow_tf32 = false;
+  ConvBackendPreference preference = ConvBackendPreference::prefer_cudnn;
+};
+Settings& settings() {
+  static Settings s;
+  return s;
+}
+
+// Runs f(settings) under their lock and returns what it returns.
+template <typename F>
+auto with_settings(F&& f) {
+  Settings& s = settings();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return f(s);
+}
+
+#if EMBER_HAVE_CUDNN
 
 // Why cuDNN cannot serve this process (the verdict of runtime/cudnn_versions.h, made once), or "".
 // Said once on stderr, since the convolutions then run on Ember's kernels.
@@ -56,43 +77,29 @@ const std::string& cudnn_off_reason() {
   return reason;
 }
 
-// One engine config for one key.
-class Engine final : public ConvAlgo {
- public:
-  Engine(const ConvKey& key, cudnn::RankedConfig r, int rank)
-      : ConvAlgo(r.config.name(), !r.config.has(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)),
-        key_(key),
-        ranked_(std::move(r)),
-        rank_(rank) {}
+// y += bias, after an algorithm that computed the convolution alone.
+void add_bias_on_cudnn(const ConvKey& key, const void* bias, void* y) {
+  const Device d = key.device();
+  cudnn::add_bias(cudnn::handle(d.index, gpu::current_stream(d)), key.shape, key.dtype, bias, y);
+}
 
-  ConvBackend backend(DeviceType) const override { return ConvBackend::cudnn; }
+// A member of a cuDNN family: one algorithm cuDNN ranked for one key, at `rank` (0: its first).
+// run() computes the direction's output from its two operands (as ConvPlan::execute takes them);
+// the bias, when there is one, is added after.
+class Member : public ConvAlgo {
+ public:
+  Member(std::string name, bool deterministic, const ConvKey& key, int rank)
+      : ConvAlgo(std::move(name), deterministic), key_(key), rank_(rank) {}
   bool supports(const ConvKey& key, std::string* why) const override {
     if (key == key_) return true;
     *why = "ranked by cuDNN for another convolution";
     return false;
   }
-  size_t workspace_bytes(const ConvKey&) const override {
-    return static_cast<size_t>(ranked_.workspace);
-  }
   double cost(const ConvKey&) const override { return rank_ + 1.0; }
-  std::string rank_note(const ConvKey&) const override {
-    return std::string("cuDNN's heuristics, ") +
-           (std::strcmp(ranked_.list, "A") == 0 ? "mode A" : "FALLBACK list") + ", rank " +
-           std::to_string(rank_ + 1);
-  }
-  std::string plan(const ConvKey&) const override {
-    std::string notes = cudnn::numerical_notes(ranked_.config.numerical);
-    const std::string behavior = cudnn::behavior_notes(ranked_.config.behavior);
-    if (!behavior.empty()) notes += (notes.empty() ? "" : "; ") + behavior;
-    return "cuDNN engine " + std::to_string(ranked_.config.engine) +
-           (notes.empty() ? "" : " (" + notes + ")");
-  }
-
   void run_forward(const ConvKey& key, const void* x, const void* w, const void* bias, void* y,
                    ConvWorkspace ws) const override {
-    EMBER_CHECK_T(ops::ConvNotSupported, bias == nullptr, name(),
-                  ": the bias is added apart (the fused graph is conv + bias + activation)");
     run(key, x, w, y, ws);
+    if (bias != nullptr) add_bias_on_cudnn(key, bias, y);
   }
   void run_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx,
                          ConvWorkspace ws) const override {
@@ -103,12 +110,45 @@ class Engine final : public ConvAlgo {
     run(key, dy, x, dw, ws);
   }
 
- private:
-  void run(const ConvKey& key, const void* a, const void* b, void* out, ConvWorkspace ws) const;
+ protected:
+  virtual void run(const ConvKey& key, const void* a, const void* b, void* out,
+                   ConvWorkspace ws) const = 0;
+  int rank() const { return rank_; }
 
+ private:
   ConvKey key_;
-  cudnn::RankedConfig ranked_;
   int rank_;
+};
+
+// One engine config for one key.
+class Engine final : public Member {
+ public:
+  Engine(const ConvKey& key, cudnn::RankedConfig r, int rank)
+      : Member(r.config.name(), !r.config.has(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC), key, rank),
+        ranked_(std::move(r)) {}
+
+  ConvBackend backend(DeviceType) const override { return ConvBackend::cudnn; }
+  size_t workspace_bytes(const ConvKey&) const override {
+    return static_cast<size_t>(ranked_.workspace);
+  }
+  std::string rank_note(const ConvKey&) const override {
+    return std::string("cuDNN's heuristics, ") +
+           (std::strcmp(ranked_.list, "A") == 0 ? "mode A" : "FALLBACK list") + ", rank " +
+           std::to_string(rank() + 1);
+  }
+  std::string plan(const ConvKey&) const override {
+    std::string notes = cudnn::numerical_notes(ranked_.config.numerical);
+    const std::string behavior = cudnn::behavior_notes(ranked_.config.behavior);
+    if (!behavior.empty()) notes += (notes.empty() ? "" : "; ") + behavior;
+    return "cuDNN engine " + std::to_string(ranked_.config.engine) +
+           (notes.empty() ? "" : " (" + notes + ")");
+  }
+
+ private:
+  void run(const ConvKey& key, const void* a, const void* b, void* out,
+           ConvWorkspace ws) const override;
+
+  cudnn::RankedConfig ranked_;
 };
 
 // Note [cuDNN plan cache]: plans are made once per (key, config) and thread (cuDNN's plans are not
@@ -143,29 +183,106 @@ void Engine::run(const ConvKey& key, const void* a, const void* b, void* out,
 
 #endif  // EMBER_HAVE_CUDNN
 
+#if EMBER_HAVE_CUDNN
+
+// One of cuDNN's classic algorithms for one key, as its v7 heuristic ranked it.
+class Classic final : public Member {
+ public:
+  Classic(const ConvKey& key, cudnn::LegacyAlgo a, int rank)
+      : Member("cudnn_v7:" + cudnn::legacy_algo_name(key.direction, a.algo), a.deterministic, key,
+               rank),
+        algo_(a) {}
+
+  ConvBackend backend(DeviceType) const override { return ConvBackend::cudnn_legacy; }
+  size_t workspace_bytes(const ConvKey&) const override { return algo_.memory; }
+  std::string rank_note(const ConvKey&) const override {
+    return "cuDNN's v7 heuristic, rank " + std::to_string(rank() + 1);
+  }
+  std::string plan(const ConvKey&) const override {
+    return std::string("cuDNN classic algorithm ") + std::to_string(algo_.algo) + ", math " +
+           cudnn::math_type_name(algo_.math);
+  }
+
+ private:
+  void run(const ConvKey& key, const void* a, const void* b, void* out,
+           ConvWorkspace ws) const override {
+    const Device d = key.device();
+    cudnnHandle_t h = cudnn::handle(d.index, gpu::current_stream(d));
+    try {
+      cudnn::legacy_run(h, key.direction, key.shape, key.dtype, algo_, a, b, out, ws.data,
+                        ws.bytes);
+    } catch (const CudnnError& e) {  // NOT_SUPPORTED, BAD_PARAM, EXECUTION_FAILED, ...
+      EMBER_THROW(ops::ConvNotSupported, name(), ": ", e.what());
+    }
+  }
+
+  cudnn::LegacyAlgo algo_;
+};
+
+// The members of `cudnn` for a key on a GPU: the engine configs the graph API ranks.
+std::vector<ConvAlgoPtr> engine_members(const ConvKey& key, cudnnHandle_t h, std::string* why) {
+  std::vector<ConvAlgoPtr> out;
+  const cudnn::ConvEngines engines =
+      cudnn::conv_engines(key, *cudnn::DeviceDescription::of_handle(h));
+  for (const cudnn::RankedConfig& r : engines.configs)
+    if (r.refusal.empty() && r.workspace >= 0)
+      out.push_back(std::make_shared<const Engine>(key, r, static_cast<int>(out.size())));
+  if (out.empty()) *why = "cuDNN's heuristics returned no config it can plan and Ember allows";
+  return out;
+}
+
+// Workspaces this large are cuDNN's way of saying an algorithm cannot run (PyTorch treats them
+// as out of memory).
+constexpr size_t kAbsurdWorkspace = size_t{1} << 40;
+
+// The members of `cudnn_v7`: the classic algorithms cuDNN's v7 heuristic finds usable, in its
+// order, less those whose math type would break the precision asked for.
+std::vector<ConvAlgoPtr> classic_members(const ConvKey& key, cudnnHandle_t h, std::string* why) {
+  const bool tf32 = key.math == ConvMathMode::tf32;
+  std::vector<ConvAlgoPtr> out;
+  std::string dropped;
+  for (const cudnn::LegacyAlgo& a :
+       cudnn::legacy_heuristic(h, key.direction, key.shape, key.dtype, tf32)) {
+    const std::string name = cudnn::legacy_algo_name(key.direction, a.algo);
+    std::string no;
+    if (a.status != CUDNN_STATUS_SUCCESS)
+      no = cudnnGetErrorString(a.status);
+    else if (key.dtype == DType::f32 && !tf32 && a.math != CUDNN_FMA_MATH)
+      no = std::string("math type ") + cudnn::math_type_name(a.math) + " may use TF32";
+    else if (a.memory >= kAbsurdWorkspace)
+      no = "a workspace of 1 TiB or more, taken as out of memory";
+    if (!no.empty()) {
+      dropped += (dropped.empty() ? "" : "; ") + name + ": " + no;
+      continue;
+    }
+    out.push_back(std::make_shared<const Classic>(key, a, static_cast<int>(out.size())));
+  }
+  if (out.empty()) *why = "cuDNN's v7 heuristic left nothing usable (" + dropped + ")";
+  return out;
+}
+
+#endif  // EMBER_HAVE_CUDNN
+
+// A family of cuDNN's algorithms (Note [Algorithm families]): the gating both share (a cuda key,
+// cuDNN on and usable, a handle), the members per key made once, and the name form it owns.
 class Family final : public ConvAlgo {
  public:
-  Family() : ConvAlgo(kFamily, true) {}
-  ConvBackend backend(DeviceType) const override { return ConvBackend::cudnn; }
-  bool is_family() const override { return true; }
-  // "cudnn:eng<N>" or "cudnn:eng<N>{<type>=<value>,...}" (EngineConfig::name's form).
+#if EMBER_HAVE_CUDNN
+  using Make = std::vector<ConvAlgoPtr> (*)(const ConvKey&, cudnnHandle_t, std::string*);
+#else
+  using Make = void*;
+#endif
+  using Owns = bool (*)(const std::string&);
+  Family(const char* name, ConvBackend backend, Owns owns, Make make)
+      : ConvAlgo(name, true), backend_(backend), owns_(owns), make_(make) {}
+  ConvBackend backend(DeviceType) const override {
+    return backend_;
+  }
+  bool is_family() const override {
+    return true;
+  }
   bool owns(const std::string& name) const override {
-    const std::string prefix = std::string(kFamily) + ":eng";
-    if (name.rfind(prefix, 0) != 0) return false;
-    size_t i = prefix.size();
-    auto digits = [&](bool sign) {
-      const size_t start = i;
-      if (sign && i < name.size() && name[i] == '-') ++i;
-      while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
-      return i > start + ((sign && name[start] == '-') ? 1 : 0);
-    };
-    if (!digits(false)) return false;
-    if (i == name.size()) return true;
-    if (name[i++] != '{') return false;
-    do {
-      if (!digits(false) || i >= name.size() || name[i++] != '=' || !digits(true)) return false;
-    } while (i < name.size() && name[i] == ',' && ++i);
-    return i + 1 == name.size() && name[i] == '}';
+    return owns_(name);
   }
   bool supports(const ConvKey& key, std::string* why) const override {
     return !members(key, why).empty();
@@ -187,15 +304,16 @@ class Family final : public ConvAlgo {
   }
 
  private:
-  [[noreturn]] static void refuse() {
-    EMBER_THROW(ops::ConvNotSupported, "cudnn: run one of its engine configs, not the family");
+  [[noreturn]] void refuse() const {
+    EMBER_THROW(ops::ConvNotSupported, name(), ": run one of its members, not the family");
   }
-#if EMBER_HAVE_CUDNN
+  ConvBackend backend_;
+  Owns owns_;
+  Make make_;
   mutable std::mutex mu_;
   // The members per key: cuDNN's heuristics cost about a millisecond per key.
   mutable std::unordered_map<ConvKey, std::vector<ConvAlgoPtr>, ConvKeyHash> cache_;
   mutable std::unordered_map<ConvKey, std::string, ConvKeyHash> refusals_;
-#endif
 };
 
 std::vector<ConvAlgoPtr> Family::members(const ConvKey& key, std::string* why) const {
@@ -203,11 +321,13 @@ std::vector<ConvAlgoPtr> Family::members(const ConvKey& key, std::string* why) c
     *why = "cuDNN runs on cuda devices only";
     return {};
   }
-#if EMBER_HAVE_CUDNN
-  if (!cudnn_enabled_by_env()) {
-    *why = "cuDNN is off (EMBER_CUDNN=0)";
+  if (!cudnn_enabled()) {
+    *why =
+        "cuDNN is off (set_cudnn_enabled(false), ember.backends.cudnn.enabled = False or "
+        "EMBER_CUDNN=0)";
     return {};
   }
+#if EMBER_HAVE_CUDNN
   if (!cudnn_off_reason().empty()) {
     *why = cudnn_off_reason();
     return {};
@@ -220,14 +340,9 @@ std::vector<ConvAlgoPtr> Family::members(const ConvKey& key, std::string* why) c
   }
   std::vector<ConvAlgoPtr> out;
   try {
+    if (const char* no = cudnn::conv_refusal(key.shape)) EMBER_THROW(ops::ConvNotSupported, no);
     const Device d = key.device();
-    cudnnHandle_t h = cudnn::handle(d.index, gpu::current_stream(d));
-    const cudnn::ConvEngines engines =
-        cudnn::conv_engines(key, *cudnn::DeviceDescription::of_handle(h));
-    for (const cudnn::RankedConfig& r : engines.configs)
-      if (r.refusal.empty() && r.workspace >= 0)
-        out.push_back(std::make_shared<const Engine>(key, r, static_cast<int>(out.size())));
-    if (out.empty()) *why = "cuDNN's heuristics returned no config it can plan and Ember allows";
+    out = make_(key, cudnn::handle(d.index, gpu::current_stream(d)), why);
   } catch (const Error& e) {
     *why = e.what();
   }
@@ -237,12 +352,87 @@ std::vector<ConvAlgoPtr> Family::members(const ConvKey& key, std::string* why) c
   }
   return cache_[key] = out;
 #else
+  (void)make_;
   *why = "this build has no cuDNN";
   return {};
 #endif
 }
 
+// "cudnn:eng<N>" or "cudnn:eng<N>{<type>=<value>,...}" (EngineConfig::name's form).
+bool owns_engine(const std::string& name) {
+  const std::string prefix = "cudnn:eng";
+  if (name.rfind(prefix, 0) != 0) return false;
+  size_t i = prefix.size();
+  auto digits = [&](bool sign) {
+    const size_t start = i;
+    if (sign && i < name.size() && name[i] == '-') ++i;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    return i > start + ((sign && name[start] == '-') ? 1 : 0);
+  };
+  if (!digits(false)) return false;
+  if (i == name.size()) return true;
+  if (name[i++] != '{') return false;
+  do {
+    if (!digits(false) || i >= name.size() || name[i++] != '=' || !digits(true)) return false;
+  } while (i < name.size() && name[i] == ',' && ++i);
+  return i + 1 == name.size() && name[i] == '}';
+}
+
+// "cudnn_v7:<algorithm>" with one of the classic algorithms' names (legacy_algo_name).
+bool owns_classic(const std::string& name) {
+  static const char* const names[] = {
+      "implicit_gemm", "implicit_precomp_gemm", "gemm",   "direct", "fft",   "fft_tiling",
+      "winograd",      "winograd_nonfused",     "algo_0", "algo_1", "algo_3"};
+  const std::string prefix = "cudnn_v7:";
+  if (name.rfind(prefix, 0) != 0) return false;
+  const std::string rest = name.substr(prefix.size());
+  return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return rest == n; });
+}
+
 }  // namespace
+
+void set_cudnn_enabled(bool on) {
+  with_settings([&](Settings& s) { s.enabled = on; });
+  clear_conv_algo_cache();  // the rankings held cuDNN's algorithms, or did not
+}
+
+void reset_cudnn_enabled() {
+  with_settings([](Settings& s) { s.enabled.reset(); });
+  clear_conv_algo_cache();
+}
+
+bool cudnn_enabled() {
+  return with_settings([](Settings& s) { return s.enabled ? *s.enabled : cudnn_enabled_by_env(); });
+}
+
+void set_conv_allow_tf32(bool on) {
+  with_settings([&](Settings& s) { s.allow_tf32 = on; });
+}
+
+bool conv_allow_tf32() {
+  return with_settings([](Settings& s) { return s.allow_tf32; });
+}
+
+void set_conv_backend_preference(ConvBackendPreference p) {
+  with_settings([&](Settings& s) { s.preference = p; });
+  clear_conv_algo_cache();
+}
+
+ConvBackendPreference conv_backend_preference() {
+  return with_settings([](Settings& s) { return s.preference; });
+}
+
+const char* conv_backend_preference_name(ConvBackendPreference p) {
+  return p == ConvBackendPreference::prefer_cudnn ? "prefer-cudnn" : "prefer-ember";
+}
+
+ConvBackendPreference parse_conv_backend_preference(const std::string& name) {
+  for (ConvBackendPreference p :
+       {ConvBackendPreference::prefer_cudnn, ConvBackendPreference::prefer_ember})
+    if (name == conv_backend_preference_name(p)) return p;
+  EMBER_THROW(ValueError, "conv backend preference: unknown value '", name,
+              "'; expected prefer-cudnn or prefer-ember");
+}
 
 CudnnRanking cudnn_ranking(const ConvKey& key, const std::string& device_file) {
 #if EMBER_HAVE_CUDNN
@@ -280,7 +470,24 @@ CudnnRanking cudnn_ranking(const ConvKey& key, const std::string& device_file) {
 }
 
 ConvAlgoPtr cudnn_conv_family() {
-  static const ConvAlgoPtr family = std::make_shared<const Family>();
+#if EMBER_HAVE_CUDNN
+  static const ConvAlgoPtr family =
+      std::make_shared<const Family>(kFamily, ConvBackend::cudnn, owns_engine, engine_members);
+#else
+  static const ConvAlgoPtr family =
+      std::make_shared<const Family>(kFamily, ConvBackend::cudnn, owns_engine, nullptr);
+#endif
+  return family;
+}
+
+ConvAlgoPtr cudnn_v7_conv_family() {
+#if EMBER_HAVE_CUDNN
+  static const ConvAlgoPtr family = std::make_shared<const Family>(
+      "cudnn_v7", ConvBackend::cudnn_legacy, owns_classic, classic_members);
+#else
+  static const ConvAlgoPtr family =
+      std::make_shared<const Family>("cudnn_v7", ConvBackend::cudnn_legacy, owns_classic, nullptr);
+#endif
   return family;
 }
 

@@ -12,6 +12,32 @@
 
 namespace ember::ops {
 
+// --- Settings (Python: ember.backends.cudnn.enabled, .allow_tf32; docs/gpu_backend.md) -------
+
+// cuDNN on or off for convolutions. Unless set here, EMBER_CUDNN decides: 0 off, 1 or unset on
+// (another value: ValueError naming it). Off, the `cudnn` family says so and Ember's kernels run.
+// Setting it clears the convolution caches (their rankings included cuDNN or did not).
+void set_cudnn_enabled(bool on);
+bool cudnn_enabled();
+// Forgets set_cudnn_enabled, so that EMBER_CUDNN decides again.
+void reset_cudnn_enabled();
+
+// Lets float32 convolutions on cuda use TF32: their keys get ConvMathMode::tf32, and cuDNN's
+// tensor-core engines become candidates. Off by default: float32 stays strict FMA math (PyTorch
+// allows TF32 in convolutions by default; Ember asks for it to be said).
+void set_conv_allow_tf32(bool on);
+bool conv_allow_tf32();
+
+// Whose algorithms the heuristic policy tries first on cuda: cuDNN's (prefer_cudnn, the default
+// where cuDNN is usable) or Ember's (prefer_ember); each in its own order. The benchmark policy
+// (set_conv_benchmark) times both and keeps the fastest.
+enum class ConvBackendPreference : uint8_t { prefer_cudnn, prefer_ember };
+void set_conv_backend_preference(ConvBackendPreference p);
+ConvBackendPreference conv_backend_preference();
+// "prefer-cudnn" or "prefer-ember"; ValueError for another name.
+ConvBackendPreference parse_conv_backend_preference(const std::string& name);
+const char* conv_backend_preference_name(ConvBackendPreference p);
+
 // One engine config in the order the heuristic policy tries them.
 struct CudnnEngineRow {
   std::string name;        // "cudnn:eng70{2=2,18=0}"

@@ -16,6 +16,7 @@
 
 #include "ops/conv2d_algo.h"
 #include "ops/conv2d_benchmark.h"
+#include "ops/conv2d_cudnn.h"
 #include "ops/dispatch.h"
 #include "runtime/tensor.h"
 
@@ -24,7 +25,7 @@ namespace ember::ops {
 using AlgoPtr = ConvAlgoPtr;
 
 const char* conv_backend_name(ConvBackend b) {
-  const char* names[] = {"cpu", "ember-cuda", "cudnn"};
+  const char* names[] = {"cpu", "ember-cuda", "cudnn", "cudnn-v7"};
   return names[static_cast<int>(b)];
 }
 const char* conv_policy_name(ConvPolicy p) {
@@ -207,7 +208,7 @@ std::string fmt_ms(double ms) {
 // The verdict for `key` over `algos` under the heuristic, deterministic or forced policy (or the
 // benchmark's stand-in before a key is timed), and the ranking run_conv follows.
 ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string& forced,
-                      bool benchmark, const ConvKey& key, Ranking* ranking) {
+                      bool benchmark, size_t limit, const ConvKey& key, Ranking* ranking) {
   const std::vector<AlgoPtr> algos = for_key(registered, key);
   ConvSelection sel;
   sel.policy = !forced.empty()     ? ConvPolicy::forced
@@ -232,6 +233,9 @@ ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string&
       }
     } else if (key.deterministic && !a->deterministic()) {
       c.reason = "not deterministic";
+    } else if (c.workspace_bytes > limit) {
+      c.reason = "its workspace (" + format_bytes(c.workspace_bytes) + ") is over the limit (" +
+                 format_bytes(limit) + ", EMBER_CONV_WORKSPACE_LIMIT)";
     } else {
       eligible.push_back(i);
     }
@@ -240,8 +244,14 @@ ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string&
     sel.candidates.push_back(std::move(c));
   }
   // A library's algorithms first, in its own order (Note [Algorithm families]), then Ember's by
-  // estimated cost.
-  auto tier = [&](size_t i) { return sel.candidates[i].backend == ConvBackend::cudnn ? 0 : 1; };
+  // estimated cost; the other way round under prefer-ember (set_conv_backend_preference).
+  // cuDNN's classic algorithms come last, for comparison.
+  const bool cudnn_first = conv_backend_preference() == ConvBackendPreference::prefer_cudnn;
+  auto tier = [&](size_t i) {
+    const ConvBackend b = sel.candidates[i].backend;
+    if (b == ConvBackend::cudnn_legacy) return 2;
+    return (b == ConvBackend::cudnn) == cudnn_first ? 0 : 1;
+  };
   std::stable_sort(eligible.begin(), eligible.end(), [&](size_t a, size_t b) {
     if (tier(a) != tier(b)) return tier(a) < tier(b);
     return sel.candidates[a].cost < sel.candidates[b].cost;
@@ -458,7 +468,8 @@ void set_conv_algo(const std::string& name) {
   EMBER_CHECK_VALUE(name.empty() || known_name(r.algos, name),
                     "set_conv_algo: unknown convolution algorithm '", name,
                     "'; valid names: ", names_list(r.algos),
-                    ", and cudnn:eng<N> or cudnn:eng<N>{knobs} for one of cuDNN's engine configs");
+                    ", and cudnn:eng<N> or cudnn:eng<N>{knobs} for one of cuDNN's engine configs, "
+                    "cudnn_v7:<algorithm> for one of its classic algorithms");
   r.forced_api = name;
 }
 
@@ -587,7 +598,7 @@ ConvSelection explain_conv_algos(const ConvKey& key) {
       if (!sel.chosen.empty()) return sel;
     }
   }
-  return explain(r.algos, forced, benchmark, key, nullptr);
+  return explain(r.algos, forced, benchmark, limit_locked(r), key, nullptr);
 }
 
 ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
@@ -617,7 +628,7 @@ Ranking ranking_for(const ConvKey& key) {
   Ranking ranking;
   ConvSelection sel;
   if (!benchmark) {
-    sel = explain(r.algos, forced, false, key, &ranking);
+    sel = explain(r.algos, forced, false, limit_locked(r), key, &ranking);
   } else {
     load_env_cache_locked(r);
     auto b = r.bench.find(key);

@@ -18,29 +18,6 @@ std::string about(const ConvSpec& s) {
   return "for the cuDNN reference of " + s.str();
 }
 
-const char* algo_string(cudnnConvolutionFwdAlgo_t a) {
-  switch (a) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
-      return "IMPLICIT_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
-      return "IMPLICIT_PRECOMP_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
-      return "GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
-      return "DIRECT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
-      return "FFT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
-      return "FFT_TILING";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
-      return "WINOGRAD";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
-      return "WINOGRAD_NONFUSED";
-    default:
-      return "?";
-  }
-}
-
 bool in_family(cudnnConvolutionFwdAlgo_t a, CudnnFamily f) {
   switch (f) {
     case CudnnFamily::winograd:
@@ -97,7 +74,7 @@ CudnnConv::CudnnConv(const ConvSpec& s, int device, const float* x, const float*
       continue;
     m.algo = p.algo;
     m.workspace_bytes = p.memory;
-    m.name = algo_string(p.algo);
+    m.name = ops::cudnn::legacy_algo_name(ops::ConvDirection::forward, p.algo);
     return;
   }
   EMBER_THROW(CudnnError, "cuDNN: no forward algorithm",

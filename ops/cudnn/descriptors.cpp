@@ -134,8 +134,15 @@ void TensorDescriptor::set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_
 // place they are allowed: the legacy convolution API, which NVIDIA keeps (forward compatible)
 // but no longer develops, and which the classic algorithms (cudnn_v7:*) need. Used here:
 // cudnnCreate/Destroy/SetFilter4dDescriptor, cudnnCreate/Destroy/SetConvolution2dDescriptor,
-// cudnnSetConvolutionGroupCount, cudnnSetConvolutionMathType and
-// cudnnGetConvolution2dForwardOutputDim. Tensor descriptors are not deprecated.
+// cudnnSetConvolutionGroupCount, cudnnSetConvolutionMathType,
+// cudnnGetConvolution2dForwardOutputDim, cudnnGetConvolution{Forward,BackwardData,
+// BackwardFilter}Algorithm_v7,
+// cudnnFindConvolution{Forward,BackwardData,BackwardFilter}AlgorithmEx,
+// cudnnConvolution{Forward,BackwardData,BackwardFilter} and their *AlgoPerf_t types,
+// cudnnAddTensor (the bias of a convolution whose algorithm leaves it out), and the
+// graph API's CUDNN_ATTR_EXECUTION_PLAN_HANDLE (a plan made from a device description alone
+// inspects, but a plan that runs is still made with its handle). Tensor descriptors are not
+// deprecated.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -197,6 +204,178 @@ std::array<int64_t, 4> output_dims(const kernels::ConvShape& s, DType t) {
       cudnnGetConvolution2dForwardOutputDim(conv.get(), x.get(), w.get(), &n, &c, &h, &wd),
       "computing a convolution's output size");
   return {n, c, h, wd};
+}
+
+const cudnnBackendAttributeName_t kExecutionPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
+
+std::string legacy_algo_name(ConvDirection d, int algo) {
+  static const char* const fwd[] = {
+      "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+      "winograd",      "winograd_nonfused"};
+  static const char* const data[] = {"algo_0",     "algo_1",   "fft",
+                                     "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const filter[] = {
+      "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
+  auto pick = [&](const char* const* names, int n) {
+    return algo >= 0 && algo < n ? std::string(names[algo]) : "algo_" + std::to_string(algo);
+  };
+  switch (d) {
+    case ConvDirection::forward:
+      return pick(fwd, 8);
+    case ConvDirection::backward_data:
+      return pick(data, 6);
+    default:
+      return pick(filter, 7);
+  }
+}
+
+const char* math_type_name(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_DEFAULT_MATH:
+      return "default";
+    case CUDNN_TENSOR_OP_MATH:
+      return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "tensor_op_allow_conversion";
+    case CUDNN_FMA_MATH:
+      return "fma";
+  }
+  return "unknown";
+}
+
+namespace {
+
+template <typename Perf>
+std::vector<LegacyAlgo> legacy_results(const Perf* perf, int n) {
+  std::vector<LegacyAlgo> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back({static_cast<int>(perf[i].algo), perf[i].status, perf[i].time, perf[i].memory,
+                   perf[i].determinism == CUDNN_DETERMINISTIC, perf[i].mathType});
+  return out;
+}
+
+std::string legacy_what(const char* call, const kernels::ConvShape& s) {
+  return ::ember::detail::str_cat(call, " for N", s.n, " C", s.c, " H", s.h, " W", s.w, " K", s.k,
+                                  " R", s.r, " S", s.s, " stride ", s.stride_h, " pad ", s.pad_h,
+                                  " dil ", s.dil_h, " groups ", s.groups);
+}
+
+}  // namespace
+
+std::vector<LegacyAlgo> legacy_heuristic(cudnnHandle_t h, ConvDirection d,
+                                         const kernels::ConvShape& s, DType t, bool allow_tf32) {
+  EMBER_CHECK_T(CudnnError, h != nullptr, "cuDNN's v7 heuristic needs a handle");
+  ConvDescriptors c(s, t, allow_tf32);
+  const std::string what = legacy_what("the v7 heuristic", s);
+  int n = 0;
+  switch (d) {
+    case ConvDirection::forward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      EMBER_CUDNN_CHECK(
+          cudnnGetConvolutionForwardAlgorithm_v7(h, c.x.get(), c.w.get(), c.conv.get(), c.y.get(),
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf),
+          what);
+      return legacy_results(perf, n);
+    }
+    case ConvDirection::backward_data: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                            h, c.w.get(), c.y.get(), c.conv.get(), c.x.get(),
+                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf),
+                        what);
+      return legacy_results(perf, n);
+    }
+    default: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                            h, c.x.get(), c.y.get(), c.conv.get(), c.w.get(),
+                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf),
+                        what);
+      return legacy_results(perf, n);
+    }
+  }
+}
+
+std::vector<LegacyAlgo> legacy_find(cudnnHandle_t h, ConvDirection d, const kernels::ConvShape& s,
+                                    DType t, bool allow_tf32, const void* a, const void* b,
+                                    void* out, void* workspace, size_t workspace_bytes) {
+  EMBER_CHECK_T(CudnnError, h != nullptr, "cuDNN's FindEx needs a handle");
+  ConvDescriptors c(s, t, allow_tf32);
+  const std::string what = legacy_what("FindEx", s);
+  int n = 0;
+  switch (d) {
+    case ConvDirection::forward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      EMBER_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+                            h, c.x.get(), a, c.w.get(), b, c.conv.get(), c.y.get(), out,
+                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, workspace, workspace_bytes),
+                        what);
+      return legacy_results(perf, n);
+    }
+    case ConvDirection::backward_data: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      EMBER_CUDNN_CHECK(
+          cudnnFindConvolutionBackwardDataAlgorithmEx(
+              h, c.w.get(), b, c.y.get(), a, c.conv.get(), c.x.get(), out,
+              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, workspace, workspace_bytes),
+          what);
+      return legacy_results(perf, n);
+    }
+    default: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      EMBER_CUDNN_CHECK(
+          cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              h, c.x.get(), b, c.y.get(), a, c.conv.get(), c.w.get(), out,
+              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, workspace, workspace_bytes),
+          what);
+      return legacy_results(perf, n);
+    }
+  }
+}
+
+void legacy_run(cudnnHandle_t h, ConvDirection d, const kernels::ConvShape& s, DType t,
+                const LegacyAlgo& algo, const void* a, const void* b, void* out, void* workspace,
+                size_t workspace_bytes) {
+  ConvDescriptors c(s, t, /*allow_tf32=*/false);
+  const std::string what = legacy_what(legacy_algo_name(d, algo.algo).c_str(), s);
+  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.get(), algo.math), what);
+  const double one64 = 1, zero64 = 0;
+  const float one32 = 1, zero32 = 0;
+  const void* alpha = t == DType::f64 ? static_cast<const void*>(&one64) : &one32;
+  const void* beta = t == DType::f64 ? static_cast<const void*>(&zero64) : &zero32;
+  switch (d) {
+    case ConvDirection::forward:
+      EMBER_CUDNN_CHECK(cudnnConvolutionForward(h, alpha, c.x.get(), a, c.w.get(), b, c.conv.get(),
+                                                static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo),
+                                                workspace, workspace_bytes, beta, c.y.get(), out),
+                        what);
+      return;
+    case ConvDirection::backward_data:
+      EMBER_CUDNN_CHECK(
+          cudnnConvolutionBackwardData(h, alpha, c.w.get(), b, c.y.get(), a, c.conv.get(),
+                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
+                                       workspace, workspace_bytes, beta, c.x.get(), out),
+          what);
+      return;
+    default:
+      EMBER_CUDNN_CHECK(
+          cudnnConvolutionBackwardFilter(h, alpha, c.x.get(), b, c.y.get(), a, c.conv.get(),
+                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo),
+                                         workspace, workspace_bytes, beta, c.w.get(), out),
+          what);
+      return;
+  }
+}
+
+void add_bias(cudnnHandle_t h, const kernels::ConvShape& s, DType t, const void* bias, void* y) {
+  TensorDescriptor b, out;
+  b.set_nchw(t, 1, s.k, 1, 1);
+  out.set_nchw(t, s.n, s.k, s.oh, s.ow);
+  const double one64 = 1;
+  const float one32 = 1;
+  const void* one = t == DType::f64 ? static_cast<const void*>(&one64) : &one32;
+  EMBER_CUDNN_CHECK(cudnnAddTensor(h, one, b.get(), bias, one, out.get(), y),
+                    legacy_what("adding the bias", s));
 }
 
 #pragma GCC diagnostic pop

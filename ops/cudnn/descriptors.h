@@ -8,8 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/conv_shape.h"
+#include "ops/conv2d_algo.h"
 #include "runtime/dtype.h"
 #include "runtime/gpu.h"
 
@@ -103,6 +105,48 @@ struct ConvDescriptors {
 };
 
 #pragma GCC diagnostic pop
+
+// --- The classic (v7) convolution API, for the cudnn_v7:* algorithms ----------------------------
+
+// One of cuDNN's classic algorithms for a direction (cudnnConvolution*Algo_t), with what cuDNN's
+// v7 heuristic or FindEx said of it for a key.
+struct LegacyAlgo {
+  int algo = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  float time_ms = -1;  // FindEx's measurement; -1 from the heuristic
+  size_t memory = 0;   // workspace bytes
+  bool deterministic = true;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // to be written back before running
+};
+
+// "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling", "winograd",
+// "winograd_nonfused" (forward); "algo_0", "algo_1", ... as cuDNN numbers the backward ones.
+std::string legacy_algo_name(ConvDirection d, int algo);
+const char* math_type_name(cudnnMathType_t m);
+
+// cuDNN's v7 heuristic (cudnnGetConvolution*Algorithm_v7) for the shape, in its order, every
+// algorithm of the direction with its status. requires: a real handle (these calls crash on a
+// null one: Ember reaches them only through handle()).
+std::vector<LegacyAlgo> legacy_heuristic(cudnnHandle_t h, ConvDirection d,
+                                         const kernels::ConvShape& s, DType t, bool allow_tf32);
+// cudnnFindConvolution*AlgorithmEx: every algorithm run on the given buffers (a: x or dy, b: w or
+// x, out: y, dx or dw, overwritten), fastest first, with at most `workspace_bytes` of workspace.
+std::vector<LegacyAlgo> legacy_find(cudnnHandle_t h, ConvDirection d, const kernels::ConvShape& s,
+                                    DType t, bool allow_tf32, const void* a, const void* b,
+                                    void* out, void* workspace, size_t workspace_bytes);
+// Runs `algo` with its math type written back first (PyTorch measured a 10x group-convolution
+// slowdown without it). Operands as legacy_find's. Throws CudnnError.
+void legacy_run(cudnnHandle_t h, ConvDirection d, const kernels::ConvShape& s, DType t,
+                const LegacyAlgo& algo, const void* a, const void* b, void* out, void* workspace,
+                size_t workspace_bytes);
+
+// y += bias per channel (cudnnAddTensor), for convolutions whose algorithm leaves the bias out.
+// y is the contiguous NCHW output of `s`, bias has s.k elements.
+void add_bias(cudnnHandle_t h, const kernels::ConvShape& s, DType t, const void* bias, void* y);
+
+// CUDNN_ATTR_EXECUTION_PLAN_HANDLE, deprecated in cuDNN 9 but still how a plan that runs is made
+// (ops/cudnn/graph.cpp); defined in the region of Note [cuDNN's deprecated calls].
+extern const cudnnBackendAttributeName_t kExecutionPlanHandle;
 
 // y's sizes {N, K, OH, OW} as cuDNN computes them (cudnnGetConvolution2dForwardOutputDim), with no
 // GPU needed: the tests hold them against Ember's.

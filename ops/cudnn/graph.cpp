@@ -364,14 +364,6 @@ std::vector<BackendDescriptor> heuristic_configs(const ConvGraph& g, cudnnBacken
   return configs;
 }
 
-// Note [cuDNN's deprecated calls] (ops/cudnn/descriptors.cpp): a plan that runs is still made
-// with its handle, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, marked deprecated in cuDNN 9 in favour of a
-// device description; the description alone makes plans to inspect, not yet plans to run.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
-#pragma GCC diagnostic pop
-
 // A plan of `cfg`, for `device` or (when `handle` is not null) for the handle's GPU; null with
 // the reason in *error when cuDNN cannot make it.
 std::shared_ptr<BackendDescriptor> make_plan(const BackendDescriptor& cfg,
@@ -380,7 +372,7 @@ std::shared_ptr<BackendDescriptor> make_plan(const BackendDescriptor& cfg,
   auto plan = std::make_shared<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   plan->set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg.get(), what);
   if (handle != nullptr)
-    plan->set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle, what);
+    plan->set(kExecutionPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle, what);
   else
     plan->set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, device.get(), what);
   const cudnnStatus_t st = plan->try_finalize();

@@ -5,7 +5,9 @@
 
 #include "common.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_cudnn.h"
 #include "ops/matmul.h"
+#include "runtime/cudnn_versions.h"
 #include "runtime/env.h"
 #include "runtime/gpu.h"
 
@@ -156,6 +158,22 @@ void init_runtime(pb::module_& m) {
     d["cache_hits"] = s.cache_hits;
     d["entries_loaded"] = s.entries_loaded;
     return d;
+  });
+  // cuDNN for convolutions (ops/conv2d_cudnn.h): ember.backends.cudnn.
+  m.def("_cudnn_set_enabled", &ops::set_cudnn_enabled);
+  m.def("_cudnn_enabled", &ops::cudnn_enabled);
+  m.def("_conv_set_allow_tf32", &ops::set_conv_allow_tf32);
+  m.def("_conv_allow_tf32", &ops::conv_allow_tf32);
+  m.def("_conv_set_backend_preference", [](const std::string& name) {
+    ops::set_conv_backend_preference(ops::parse_conv_backend_preference(name));
+  });
+  m.def("_conv_backend_preference", [] {
+    return std::string(ops::conv_backend_preference_name(ops::conv_backend_preference()));
+  });
+  m.def("_cudnn_version", [] { return loaded_cudnn_libs().loaded; });
+  m.def("_cudnn_verdict", [] {
+    const EnvReport r = collect_env_report();
+    return pb::make_tuple(r.cudnn_usable, r.cudnn_reason);
   });
   // matmul on `cuda`: Ember's tiled GEMM or cuBLAS.
   m.def("_gpu_gemm", [] { return std::string(ops::gpu_gemm_name(ops::gpu_gemm())); });

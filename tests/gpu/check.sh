@@ -189,6 +189,7 @@ summary_rows() {
   if [ -s "$LOGS/cudnn_device.json" ]; then
     echo "cudnn  | device description captured: $LOGS/cudnn_device.json (copy to data/cudnn/)"
     grep -m1 "cuDNN configs checked against float64" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
+    grep -m1 "FindEx under FMA" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
   fi
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
   summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"

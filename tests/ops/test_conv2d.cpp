@@ -103,9 +103,10 @@ TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable
         CHECK(c.supported);
     } else {
       CHECK_FALSE(c.supported);
-      check_message(c.reason,
-                    {"not supported",
-                     c.backend == ops::ConvBackend::cudnn ? "cuda devices only" : "cuda and emu"});
+      check_message(c.reason, {"not supported", c.backend == ops::ConvBackend::cudnn ||
+                                                        c.backend == ops::ConvBackend::cudnn_legacy
+                                                    ? "cuda devices only"
+                                                    : "cuda and emu"});
     }
     CHECK(c.chosen == (c.name == sel.chosen));
     CHECK(!c.reason.empty());

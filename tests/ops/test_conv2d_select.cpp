@@ -135,6 +135,32 @@ TEST_CASE("conv2d benchmark: times each key once, picks a measured candidate, cp
   CHECK_THROWS_AS(ops::benchmark_conv_algos(key_of(ConvDirection::forward, kCPU), 4), ValueError);
 }
 
+TEST_CASE("conv2d heuristic: a candidate over the workspace limit is not ranked; the next runs") {
+  ConvPolicyGuard guard;
+  int big_runs = 0;
+  // The lowest cost of all (-1), so it would be chosen, but 64 MiB of workspace.
+  ScopedAlgo big(std::make_shared<const RefusingAlgo>("test_big_workspace",
+                                                      RefusingAlgo::Throws::not_supported, true,
+                                                      size_t{64} << 20, &big_runs));
+  const ops::ConvKey key = key_of(ConvDirection::forward, kCPU);
+  CHECK(ops::explain_conv_algos(key).chosen == "test_big_workspace");
+  ops::set_conv_workspace_limit(size_t{1} << 20);
+  const ops::ConvSelection sel = ops::explain_conv_algos(key);
+  CHECK(sel.chosen != "test_big_workspace");
+  CHECK_FALSE(sel.chosen.empty());
+  for (const ops::ConvCandidate& c : sel.candidates)
+    if (c.name == "test_big_workspace") {
+      CHECK(c.rank == -1);
+      check_message(c.reason, {"workspace (64.00 MiB) is over the limit (1.00 MiB"});
+    }
+  std::mt19937 g(fresh_seed());
+  run_and_check(operands(kFloat64, g), kCPU, kFloat64);
+  CHECK(big_runs == 0);
+  // Forced, it runs whatever its workspace (and refuses, so the run fails with its reason).
+  ops::set_conv_algo("test_big_workspace");
+  CHECK(ops::explain_conv_algos(key).chosen == "test_big_workspace");
+}
+
 TEST_CASE("conv2d benchmark: skips candidates that fail while timed, and the workspace limit") {
   ConvPolicyGuard guard;
   int nsup_runs = 0, oom_runs = 0, big_runs = 0;

@@ -71,7 +71,7 @@ Tensor run(ops::ConvDirection dir, const Tensor& x, const Tensor& w, const Tenso
 
 }  // namespace
 
-TEST_CASE("cudnn engines on cuda:0: every ranked config against float64, in every direction") {
+TEST_CASE("cudnn engines on cuda:0: every ranked config and classic algorithm against float64") {
   int configs = 0;
   for (const Case& c : kCases) {
     const ops::Conv2dParams p = params_of(c);
@@ -93,12 +93,22 @@ TEST_CASE("cudnn engines on cuda:0: every ranked config against float64, in ever
       CHECK(sel.candidates.front().backend == ops::ConvBackend::cpu);  // registration order
       bool any = false;
       for (const ops::ConvCandidate& cand : sel.candidates) {
-        if (cand.backend != ops::ConvBackend::cudnn || !cand.supported) continue;
+        const bool library = cand.backend == ops::ConvBackend::cudnn ||
+                             cand.backend == ops::ConvBackend::cudnn_legacy;
+        if (!library || !cand.supported) continue;
         any = true;
         CAPTURE(cand.name);
         ops::set_conv_algo(cand.name);
         const Tensor got = run(dir, x, w, dy, p);
         CHECK(rel_error(got, want) <= 1e-5);
+        if (dir == ops::ConvDirection::forward) {  // the bias, added after the convolution
+          const Tensor b = randn({c.w[0]}).to(kCuda0);
+          ops::set_conv_algo("");
+          const Tensor want_b = ops::conv2d(x.to(kCPU).to(kFloat64), w.to(kCPU).to(kFloat64),
+                                            b.to(kCPU).to(kFloat64), p);
+          ops::set_conv_algo(cand.name);
+          CHECK(rel_error(ops::conv2d(x, w, b, p), want_b) <= 1e-5);
+        }
         if (cand.deterministic) {
           const Tensor again = run(dir, x, w, dy, p);
           CHECK(again.to(kCPU).to_vector<float>() == got.to(kCPU).to_vector<float>());
@@ -112,6 +122,25 @@ TEST_CASE("cudnn engines on cuda:0: every ranked config against float64, in ever
     }
   }
   MESSAGE("cuDNN configs checked against float64: " << configs);
+
+  // The math types FindEx returns when the descriptor asks for FMA (recorded for the docs).
+  const Case& c = kCases[8];
+  const ops::Conv2dParams p = params_of(c);
+  const Shape ys = ops::conv2d_output_shape(c.x, c.w, p);
+  const Tensor x = randn(c.x).to(kCuda0), w = randn(c.w).to(kCuda0);
+  Tensor y = empty(ys, {kFloat32, kCuda0}), ws = empty({64 << 20}, {kUInt8, kCuda0});
+  const cudnnHandle_t h = ops::cudnn::handle(0, gpu::current_stream(kCuda0));
+  const kernels::ConvShape s =
+      ops::conv2d_key(ops::ConvDirection::forward, c.x, c.w, kFloat32, kCuda0, p).shape;
+  std::string found;
+  for (const auto& r :
+       ops::cudnn::legacy_find(h, ops::ConvDirection::forward, s, kFloat32, false, x.data_ptr(),
+                               w.data_ptr(), y.data_ptr(), ws.data_ptr(), size_t{64} << 20))
+    if (r.status == CUDNN_STATUS_SUCCESS)
+      found += " " + ops::cudnn::legacy_algo_name(ops::ConvDirection::forward, r.algo) + "=" +
+               ops::cudnn::math_type_name(r.math);
+  MESSAGE("FindEx under FMA, 8x64x8x8 3x3:" << found);
+  CHECK_FALSE(found.empty());
 }
 
 TEST_CASE("cudnn engines on cuda:0: the captured description ranks as the handle does") {

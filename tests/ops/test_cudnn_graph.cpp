@@ -172,6 +172,14 @@ TEST_CASE("cudnn family: config names are recognised by their form only") {
        {"cudnn", "cudnn:", "cudnn:eng", "cudnn:engx", "cudnn:eng3{", "cudnn:eng3{}",
         "cudnn:eng3{2=}", "cudnn:eng3{2=1,}", "cudnn:eng3{2=1}x", "direct"})
     CHECK_FALSE(family->owns(bad));
+  const ops::ConvAlgoPtr classic = ops::find_conv_algo("cudnn_v7");
+  REQUIRE(classic != nullptr);
+  for (const char* good : {"cudnn_v7:implicit_precomp_gemm", "cudnn_v7:winograd_nonfused",
+                           "cudnn_v7:algo_1", "cudnn_v7:fft_tiling"})
+    CHECK(classic->owns(good));
+  for (const char* bad : {"cudnn_v7", "cudnn_v7:", "cudnn_v7:fastest", "cudnn:eng0"})
+    CHECK_FALSE(classic->owns(bad));
+  CHECK_NOTHROW(ops::set_conv_algo("cudnn_v7:winograd"));
   CHECK_NOTHROW(ops::set_conv_algo("cudnn:eng38{2=1,13=0}"));
   ops::set_conv_algo("");
   const std::string m = message_of([] { ops::set_conv_algo("cudnn:fast"); });
@@ -185,9 +193,10 @@ TEST_CASE("cudnn family: without a GPU every cuDNN candidate is 'not supported' 
   const ops::ConvSelection sel = ops::explain_conv_algos(cuda);
   bool seen = false;
   for (const ops::ConvCandidate& c : sel.candidates) {
-    if (c.backend != ops::ConvBackend::cudnn) continue;
+    if (c.backend != ops::ConvBackend::cudnn && c.backend != ops::ConvBackend::cudnn_legacy)
+      continue;
     seen = true;
-    CHECK(c.name == "cudnn");
+    CHECK((c.name == "cudnn" || c.name == "cudnn_v7"));
     CHECK_FALSE(c.supported);
     CHECK(c.reason.rfind("not supported: cuDNN runs on cuda devices only: ", 0) == 0);
   }
@@ -201,7 +210,8 @@ TEST_CASE("cudnn family: without a GPU every cuDNN candidate is 'not supported' 
     k.device_type = d.type;
     k.device_index = 0;
     for (const ops::ConvCandidate& c : ops::explain_conv_algos(k).candidates)
-      if (c.name == "cudnn") CHECK(c.reason == "not supported: cuDNN runs on cuda devices only");
+      if (c.name == "cudnn" || c.name == "cudnn_v7")
+        CHECK(c.reason == "not supported: cuDNN runs on cuda devices only");
   }
   // Forcing one of its configs names the reason.
   ops::set_conv_algo("cudnn:eng0");
@@ -211,6 +221,55 @@ TEST_CASE("cudnn family: without a GPU every cuDNN candidate is 'not supported' 
   CHECK(forced.reason.find("forced algorithm 'cudnn:eng0' cannot run it") != std::string::npos);
   CHECK(forced.reason.find("cudnn: forced, but not supported: cuDNN runs on cuda devices only") !=
         std::string::npos);
+}
+
+TEST_CASE("cudnn family: off through the API or EMBER_CUDNN, with the reason; bad values") {
+  const ops::ConvKey cuda =
+      key_of(ops::ConvDirection::forward, {2, 8, 9, 9}, {4, 8, 3, 3}, 1, 1, 1, 1);
+  auto family_reason = [&] {
+    for (const ops::ConvCandidate& c : ops::explain_conv_algos(cuda).candidates)
+      if (c.name == "cudnn") return c.reason;
+    return std::string("no cudnn row");
+  };
+  ops::set_cudnn_enabled(false);
+  CHECK_FALSE(ops::cudnn_enabled());
+  CHECK(family_reason().find("not supported: cuDNN is off (set_cudnn_enabled(false)") == 0);
+  ops::set_cudnn_enabled(true);
+  CHECK(ops::cudnn_enabled());
+  CHECK(ops::parse_conv_backend_preference("prefer-ember") ==
+        ops::ConvBackendPreference::prefer_ember);
+  CHECK_THROWS_AS(ops::parse_conv_backend_preference("fastest"), ValueError);
+  // TF32 reaches float32 cuda keys only.
+  ops::set_conv_allow_tf32(true);
+  CHECK(key_of(ops::ConvDirection::forward, {1, 2, 5, 5}, {2, 2, 3, 3}, 1, 0, 1, 1).math ==
+        ops::ConvMathMode::tf32);
+  CHECK(
+      key_of(ops::ConvDirection::forward, {1, 2, 5, 5}, {2, 2, 3, 3}, 1, 0, 1, 1, kFloat64).math ==
+      ops::ConvMathMode::fp32);
+  CHECK(ops::conv2d_key(ops::ConvDirection::forward, {1, 2, 5, 5}, {2, 2, 3, 3}, kFloat32, kCPU, {})
+            .math == ops::ConvMathMode::fp32);
+  ops::set_conv_allow_tf32(false);
+}
+
+TEST_CASE("cudnn family: EMBER_CUDNN when the API has not said") {
+  const ops::ConvKey cuda =
+      key_of(ops::ConvDirection::forward, {2, 8, 9, 9}, {4, 8, 3, 3}, 1, 1, 1, 1);
+  ops::reset_cudnn_enabled();
+  setenv("EMBER_CUDNN", "0", 1);
+  CHECK_FALSE(ops::cudnn_enabled());
+  bool off = false;
+  for (const ops::ConvCandidate& c : ops::explain_conv_algos(cuda).candidates)
+    off = off || (c.name == "cudnn" && c.reason.find("EMBER_CUDNN=0") != std::string::npos);
+  CHECK(off);
+  setenv("EMBER_CUDNN", "maybe", 1);
+  const std::string m = message_of([] { ops::cudnn_enabled(); });
+  CHECK(m.find("EMBER_CUDNN: invalid value 'maybe': expected 0 (cuDNN off) or 1 (on)") !=
+        std::string::npos);
+  CHECK_THROWS_AS(ops::explain_conv_algos(cuda), ValueError);
+  setenv("EMBER_CUDNN", "1", 1);
+  CHECK(ops::cudnn_enabled());
+  unsetenv("EMBER_CUDNN");
+  CHECK(ops::cudnn_enabled());
 }
 
 }  // namespace ember::test

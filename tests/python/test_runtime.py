@@ -66,6 +66,38 @@ def test_conv_algorithm_policy():
     assert conv.forced_algo() == ""
 
 
+def test_cudnn_switches_have_torchs_names():
+    cudnn, conv = ember.backends.cudnn, ember.backends.conv
+    assert cudnn.enabled is True and cudnn.allow_tf32 is False
+    assert cudnn.preference == "prefer-cudnn"
+    if ember.cuda.is_available():
+        return  # on a GPU, is_available() depends on the cuDNN found (tests/ops/*_gpu.cpp)
+    assert not cudnn.is_available() and cudnn.unavailable_reason()
+    # The cudnn family says why it cannot run a cuda convolution here.
+    r = conv.explain((2, 8, 9, 9), (4, 8, 3, 3), padding=1, device="cuda")
+    row = [c for c in r["candidates"] if c["name"] == "cudnn"][0]
+    assert not row["supported"] and "cuDNN runs on cuda devices only" in row["reason"]
+    try:
+        cudnn.enabled = False
+        assert not cudnn.enabled
+        cudnn.benchmark = True
+        assert conv.benchmark and conv.policy() == "benchmark"
+        cudnn.benchmark = False
+        cudnn.deterministic = True
+        assert conv.deterministic()
+        cudnn.allow_tf32 = True
+        assert cudnn.allow_tf32
+        cudnn.preference = "prefer-ember"
+        assert cudnn.preference == "prefer-ember"
+        with pytest.raises(ember.ValueError, match="prefer-cudnn or prefer-ember"):
+            cudnn.preference = "fastest"
+    finally:
+        cudnn.enabled = True
+        cudnn.deterministic = False
+        cudnn.allow_tf32 = False
+        cudnn.preference = "prefer-cudnn"
+
+
 def test_conv_benchmark_policy_and_cache(tmp_path):
     conv = ember.backends.conv
     x, w = ember.randn(2, 3, 8, 8), ember.randn(4, 3, 3, 3)

@@ -1,0 +1,73 @@
+"""cuDNN for convolutions on `cuda`, with PyTorch's names (torch.backends.cudnn):
+
+    import ember
+    ember.backends.cudnn.enabled = False      # Ember's kernels only (EMBER_CUDNN=0 likewise)
+    ember.backends.cudnn.benchmark = True     # time cuDNN's and Ember's candidates, keep the fastest
+    ember.backends.cudnn.deterministic = True # deterministic algorithms only
+    ember.backends.cudnn.allow_tf32 = True    # float32 may use TF32 tensor-core engines
+
+Unlike PyTorch, allow_tf32 is False by default: float32 stays strict FMA math unless asked.
+`benchmark` and `deterministic` are the convolution policy of ember.backends.conv (one setting,
+two names). `preference` is "prefer-cudnn" (the default: cuDNN's ranked engines first under the
+heuristic policy) or "prefer-ember" (Ember's kernels first). Without a GPU, or without a usable
+cuDNN, convolutions run on Ember's kernels and `is_available()` says why not.
+"""
+import sys
+
+from .. import _C
+from .conv import _ConvModule
+
+
+def version():
+    """The loaded cuDNN's version (91900 for 9.19.0), or None when none is loaded."""
+    v = _C._cudnn_version()
+    return v or None
+
+
+def is_available():
+    """Whether cuDNN can serve convolutions here (a GPU, a driver and a cuDNN that fits)."""
+    return _C._cudnn_verdict()[0]
+
+
+def unavailable_reason():
+    """Why is_available() is False ("" when it is True)."""
+    return _C._cudnn_verdict()[1]
+
+
+class _CudnnModule(_ConvModule):
+    """`benchmark` from ember.backends.conv (the same setting), and cuDNN's own switches."""
+
+    @property
+    def enabled(self):
+        return _C._cudnn_enabled()
+
+    @enabled.setter
+    def enabled(self, on):
+        _C._cudnn_set_enabled(bool(on))
+
+    @property
+    def deterministic(self):
+        return _C._conv_deterministic()
+
+    @deterministic.setter
+    def deterministic(self, on):
+        _C._conv_set_deterministic(bool(on))
+
+    @property
+    def allow_tf32(self):
+        return _C._conv_allow_tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, on):
+        _C._conv_set_allow_tf32(bool(on))
+
+    @property
+    def preference(self):
+        return _C._conv_backend_preference()
+
+    @preference.setter
+    def preference(self, name):
+        _C._conv_set_backend_preference(str(name))
+
+
+sys.modules[__name__].__class__ = _CudnnModule
