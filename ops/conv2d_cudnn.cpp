@@ -40,7 +40,9 @@ struct Settings {
   std::mutex mu;
   std::optional<bool> enabled;  // set_cudnn_enabled; unset: EMBER_CUDNN
   bool allow_tf32 = false;
-  ConvBackendPreference preference = ConvBackendPreference::prefer_cudnn;
+  BackendPreference preference[3] = {BackendPreference::prefer_cudnn,
+                                     BackendPreference::prefer_cudnn,
+                                     BackendPreference::prefer_cudnn};  // per CudnnOp
 };
 Settings& settings() {
   static Settings s;
@@ -413,23 +415,47 @@ bool conv_allow_tf32() {
   return with_settings([](Settings& s) { return s.allow_tf32; });
 }
 
-void set_conv_backend_preference(ConvBackendPreference p) {
-  with_settings([&](Settings& s) { s.preference = p; });
-  clear_conv_algo_cache();
+void set_backend_preference(CudnnOp op, BackendPreference p) {
+  with_settings([&](Settings& s) { s.preference[static_cast<int>(op)] = p; });
+  if (op == CudnnOp::conv2d) clear_conv_algo_cache();
 }
 
-ConvBackendPreference conv_backend_preference() {
-  return with_settings([](Settings& s) { return s.preference; });
+BackendPreference backend_preference(CudnnOp op) {
+  return with_settings([&](Settings& s) { return s.preference[static_cast<int>(op)]; });
 }
 
-const char* conv_backend_preference_name(ConvBackendPreference p) {
-  return p == ConvBackendPreference::prefer_cudnn ? "prefer-cudnn" : "prefer-ember";
+CudnnOp parse_cudnn_op(const std::string& name) {
+  if (name == "conv2d") return CudnnOp::conv2d;
+  if (name == "activation") return CudnnOp::activation;
+  if (name == "softmax") return CudnnOp::softmax;
+  EMBER_THROW(ValueError, "cuDNN op: unknown op '", name,
+              "'; expected conv2d, activation or softmax (the ops cuDNN runs)");
 }
 
-ConvBackendPreference parse_conv_backend_preference(const std::string& name) {
-  for (ConvBackendPreference p :
-       {ConvBackendPreference::prefer_cudnn, ConvBackendPreference::prefer_ember})
-    if (name == conv_backend_preference_name(p)) return p;
+void set_conv_backend_preference(BackendPreference p) {
+  set_backend_preference(CudnnOp::conv2d, p);
+}
+
+BackendPreference conv_backend_preference() {
+  return backend_preference(CudnnOp::conv2d);
+}
+
+const std::string& cudnn_unusable_reason() {
+#if EMBER_HAVE_CUDNN
+  return cudnn_off_reason();
+#else
+  static const std::string reason = "this build has no cuDNN";
+  return reason;
+#endif
+}
+
+const char* backend_preference_name(BackendPreference p) {
+  return p == BackendPreference::prefer_cudnn ? "prefer-cudnn" : "prefer-ember";
+}
+
+BackendPreference parse_backend_preference(const std::string& name) {
+  for (BackendPreference p : {BackendPreference::prefer_cudnn, BackendPreference::prefer_ember})
+    if (name == backend_preference_name(p)) return p;
   EMBER_THROW(ValueError, "conv backend preference: unknown value '", name,
               "'; expected prefer-cudnn or prefer-ember");
 }

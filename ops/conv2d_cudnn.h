@@ -19,6 +19,9 @@ namespace ember::ops {
 // Setting it clears the convolution caches (their rankings included cuDNN or did not).
 void set_cudnn_enabled(bool on);
 bool cudnn_enabled();
+// Why cuDNN cannot serve cuda device work in this process ("" when it can): no GPU, or the
+// version verdict of runtime/cudnn_versions.h (said once on stderr), or a build without cuDNN.
+const std::string& cudnn_unusable_reason();
 // Forgets set_cudnn_enabled, so that EMBER_CUDNN decides again.
 void reset_cudnn_enabled();
 
@@ -28,15 +31,23 @@ void reset_cudnn_enabled();
 void set_conv_allow_tf32(bool on);
 bool conv_allow_tf32();
 
-// Whose algorithms the heuristic policy tries first on cuda: cuDNN's (prefer_cudnn, the default
-// where cuDNN is usable) or Ember's (prefer_ember); each in its own order. The benchmark policy
-// (set_conv_benchmark) times both and keeps the fastest.
-enum class ConvBackendPreference : uint8_t { prefer_cudnn, prefer_ember };
-void set_conv_backend_preference(ConvBackendPreference p);
-ConvBackendPreference conv_backend_preference();
+// Who runs an op on cuda: cuDNN (prefer_cudnn, the default where cuDNN is usable) or Ember's
+// kernels (prefer_ember), per op. Convolution: whose algorithms the heuristic policy tries first,
+// each in its own order (the benchmark policy, set_conv_benchmark, times both and keeps the
+// fastest). Activations (relu, sigmoid, tanh, elu, silu) and softmax / log_softmax: whether
+// cuDNN's kernel runs them (ops/cudnn_ops.h); the others always run Ember's.
+enum class BackendPreference : uint8_t { prefer_cudnn, prefer_ember };
+enum class CudnnOp : uint8_t { conv2d, activation, softmax };
+void set_backend_preference(CudnnOp op, BackendPreference p);
+BackendPreference backend_preference(CudnnOp op);
+// "conv2d", "activation" or "softmax"; ValueError naming the ops on cuDNN otherwise.
+CudnnOp parse_cudnn_op(const std::string& name);
+// The convolution's: set_backend_preference(CudnnOp::conv2d, p).
+void set_conv_backend_preference(BackendPreference p);
+BackendPreference conv_backend_preference();
 // "prefer-cudnn" or "prefer-ember"; ValueError for another name.
-ConvBackendPreference parse_conv_backend_preference(const std::string& name);
-const char* conv_backend_preference_name(ConvBackendPreference p);
+BackendPreference parse_backend_preference(const std::string& name);
+const char* backend_preference_name(BackendPreference p);
 
 // One engine config in the order the heuristic policy tries them.
 struct CudnnEngineRow {

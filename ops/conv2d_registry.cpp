@@ -246,7 +246,7 @@ ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string&
   // A library's algorithms first, in its own order (Note [Algorithm families]), then Ember's by
   // estimated cost; the other way round under prefer-ember (set_conv_backend_preference).
   // cuDNN's classic algorithms come last, for comparison.
-  const bool cudnn_first = conv_backend_preference() == ConvBackendPreference::prefer_cudnn;
+  const bool cudnn_first = conv_backend_preference() == BackendPreference::prefer_cudnn;
   auto tier = [&](size_t i) {
     const ConvBackend b = sel.candidates[i].backend;
     if (b == ConvBackend::cudnn_legacy) return 2;

@@ -130,13 +130,14 @@ void TensorDescriptor::set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_
 
 // Note [cuDNN's deprecated calls]: ops/cudnn is compiled with CUDNN_WARN_DEPRECATED and
 // -Werror=deprecated-declarations, so every call cuDNN 9 marks deprecated fails the build
-// (CMakeLists.txt) unless it is in a region like this one. This is the one
-// place they are allowed: the legacy convolution API, which NVIDIA keeps (forward compatible)
-// but no longer develops, and which the classic algorithms (cudnn_v7:*) need. Used here:
-// cudnnCreate/Destroy/SetFilter4dDescriptor, cudnnCreate/Destroy/SetConvolution2dDescriptor,
-// cudnnSetConvolutionGroupCount, cudnnSetConvolutionMathType,
-// cudnnGetConvolution2dForwardOutputDim, cudnnGetConvolution{Forward,BackwardData,
-// BackwardFilter}Algorithm_v7,
+// (CMakeLists.txt) unless it is in a region like this one: here, and the activation
+// descriptor's calls in ops/cudnn/pointwise.cpp (cudnnCreate/Set/DestroyActivationDescriptor,
+// cudnnSetActivationDescriptorSwishBeta, cudnnActivationForward/Backward). Here they are the legacy
+// convolution API, which NVIDIA keeps (forward compatible) but no longer develops, and which the
+// classic algorithms (cudnn_v7:*) need. Used here: cudnnCreate/Destroy/SetFilter4dDescriptor,
+// cudnnCreate/Destroy/SetConvolution2dDescriptor, cudnnSetConvolutionGroupCount,
+// cudnnSetConvolutionMathType, cudnnGetConvolution2dForwardOutputDim,
+// cudnnGetConvolution{Forward,BackwardData, BackwardFilter}Algorithm_v7,
 // cudnnFindConvolution{Forward,BackwardData,BackwardFilter}AlgorithmEx,
 // cudnnConvolution{Forward,BackwardData,BackwardFilter} and their *AlgoPerf_t types,
 // cudnnAddTensor (the bias of a convolution whose algorithm leaves it out), and the

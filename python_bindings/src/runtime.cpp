@@ -165,10 +165,16 @@ void init_runtime(pb::module_& m) {
   m.def("_conv_set_allow_tf32", &ops::set_conv_allow_tf32);
   m.def("_conv_allow_tf32", &ops::conv_allow_tf32);
   m.def("_conv_set_backend_preference", [](const std::string& name) {
-    ops::set_conv_backend_preference(ops::parse_conv_backend_preference(name));
+    ops::set_conv_backend_preference(ops::parse_backend_preference(name));
   });
-  m.def("_conv_backend_preference", [] {
-    return std::string(ops::conv_backend_preference_name(ops::conv_backend_preference()));
+  m.def("_conv_backend_preference",
+        [] { return std::string(ops::backend_preference_name(ops::conv_backend_preference())); });
+  m.def("_cudnn_set_preference", [](const std::string& op, const std::string& name) {
+    ops::set_backend_preference(ops::parse_cudnn_op(op), ops::parse_backend_preference(name));
+  });
+  m.def("_cudnn_preference", [](const std::string& op) {
+    return std::string(
+        ops::backend_preference_name(ops::backend_preference(ops::parse_cudnn_op(op))));
   });
   m.def("_cudnn_version", [] { return loaded_cudnn_libs().loaded; });
   m.def("_cudnn_verdict", [] {

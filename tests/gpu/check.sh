@@ -168,6 +168,33 @@ run_bench bench_gpu 300
 run_bench bench_ladder 180
 run_bench bench_conv_ladder 180
 
+# cuDNN in the selector (docs/gpu_backend.md, "cuDNN's engines"): every candidate (Ember's
+# kernels, cuDNN's engine configs, its classic algorithms) of each distinct ResNet-50 and VGG-16
+# layer timed in all three directions, with its error against float64, and how often the
+# heuristic's pick (cuDNN's mode A list first) is within 1.10x of the fastest (target: 90% of
+# the pairs). Smaller images than 224 keep the float64 reference on the host short.
+declare -A algos_row
+run_algos() {
+  local model="$1" image="$2" log="$LOGS/algos_$1.log"
+  if [ "$build_status" != "ok" ]; then
+    algos_row[$model]="not run (build failed)"
+  elif [ $usable -ne 1 ]; then
+    algos_row[$model]="skipped: $why"
+  else
+    NVIDIA_TF32_OVERRIDE=0 timeout 150 "$BUILD/bin/ember" algos --model "$model" --batch 8 \
+      --image-size "$image" --device cuda >"$log" 2>&1
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+      bench_ok=0
+      algos_row[$model]="ember algos exited with $rc (see algos_$model.log)"
+    else
+      algos_row[$model]="$(grep -m1 "heuristic within" "$log") (target: 90% of the pairs)"
+    fi
+  fi
+}
+run_algos resnet50 112
+run_algos vgg16 64
+
 # One summary row: `label | name`, then the lines of name's log from the first line matching
 # `from` up to the line matching `done`, or the reason there is no table.
 summary_rows() {
@@ -191,6 +218,8 @@ summary_rows() {
     grep -m1 "cuDNN configs checked against float64" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
     grep -m1 "FindEx under FMA" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
   fi
+  echo "cudnn  | ember algos resnet50 b8 112x112: ${algos_row[resnet50]}"
+  echo "cudnn  | ember algos vgg16 b8 64x64: ${algos_row[vgg16]}"
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
   summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"
   summary_rows "conv  " bench_conv_ladder "^== summary" "^bench_conv_ladder: done"

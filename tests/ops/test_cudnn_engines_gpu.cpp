@@ -8,14 +8,19 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 
 #include "ember/build_config.h"
 
 #if EMBER_HAVE_CUDNN
 
+#include "ops/activation.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_cudnn.h"
 #include "ops/cudnn/descriptors.h"
 #include "ops/cudnn/graph.h"
+#include "ops/elementwise.h"
+#include "ops/softmax.h"
 #include "runtime/gpu.h"
 #include "runtime/rng.h"
 
@@ -166,6 +171,53 @@ TEST_CASE("cudnn engines on cuda:0: the captured description ranks as the handle
       CHECK(a.configs[i].workspace == b.configs[i].workspace);
     }
   }
+}
+
+TEST_CASE("cudnn on cuda:0: activations and softmax, forward and backward, against float64") {
+  manual_seed(3);
+  const Tensor x64 = ops::mul(randn({3, 5, 7, 11}, kFloat64), 3.0),
+               g64 = randn({3, 5, 7, 11}, kFloat64);
+  const Tensor x = x64.to(kFloat32).to(kCuda0), g = g64.to(kFloat32).to(kCuda0);
+  const Tensor xr = x.to(kCPU).to(kFloat64), gr = g.to(kCPU).to(kFloat64);
+  using Fn = std::function<Tensor(const Tensor&, const Tensor&)>;  // (x, grad) -> y or dx
+  struct Case {
+    const char* name;
+    Fn forward, backward;
+  };
+  const Case cases[] = {
+      {"relu", [](const Tensor& a, const Tensor&) { return ops::relu(a); },
+       [](const Tensor& a, const Tensor& gr_) { return ops::relu_backward(gr_, a); }},
+      {"sigmoid", [](const Tensor& a, const Tensor&) { return ops::sigmoid(a); },
+       [](const Tensor& a, const Tensor& gr_) {
+         return ops::sigmoid_backward(gr_, ops::sigmoid(a));
+       }},
+      {"tanh", [](const Tensor& a, const Tensor&) { return ops::tanh(a); },
+       [](const Tensor& a, const Tensor& gr_) { return ops::tanh_backward(gr_, ops::tanh(a)); }},
+      {"elu", [](const Tensor& a, const Tensor&) { return ops::elu(a, 0.7); },
+       [](const Tensor& a, const Tensor& gr_) { return ops::elu_backward(gr_, a, 0.7); }},
+      {"silu", [](const Tensor& a, const Tensor&) { return ops::silu(a); },
+       [](const Tensor& a, const Tensor& gr_) { return ops::silu_backward(gr_, a); }},
+      {"softmax dim 1", [](const Tensor& a, const Tensor&) { return ops::softmax(a, 1); },
+       [](const Tensor& a, const Tensor& gr_) {
+         return ops::softmax_backward(gr_, ops::softmax(a, 1), 1);
+       }},
+      {"log_softmax dim 3", [](const Tensor& a, const Tensor&) { return ops::log_softmax(a, 3); },
+       [](const Tensor& a, const Tensor& gr_) {
+         return ops::log_softmax_backward(gr_, ops::log_softmax(a, 3), 3);
+       }},
+  };
+  for (auto pref : {ops::BackendPreference::prefer_cudnn, ops::BackendPreference::prefer_ember}) {
+    ops::set_backend_preference(ops::CudnnOp::activation, pref);
+    ops::set_backend_preference(ops::CudnnOp::softmax, pref);
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      CAPTURE(ops::backend_preference_name(pref));
+      CHECK(rel_error(c.forward(x, g), c.forward(xr, gr)) <= 1e-5);
+      CHECK(rel_error(c.backward(x, g), c.backward(xr, gr)) <= 1e-5);
+    }
+  }
+  ops::set_backend_preference(ops::CudnnOp::activation, ops::BackendPreference::prefer_cudnn);
+  ops::set_backend_preference(ops::CudnnOp::softmax, ops::BackendPreference::prefer_cudnn);
 }
 
 #endif  // EMBER_HAVE_CUDNN

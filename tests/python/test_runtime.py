@@ -91,11 +91,17 @@ def test_cudnn_switches_have_torchs_names():
         assert cudnn.preference == "prefer-ember"
         with pytest.raises(ember.ValueError, match="prefer-cudnn or prefer-ember"):
             cudnn.preference = "fastest"
+        cudnn.set_preference("softmax", "prefer-ember")
+        assert cudnn.preference_of("softmax") == "prefer-ember"
+        assert cudnn.preference_of("activation") == "prefer-cudnn"
+        with pytest.raises(ember.ValueError, match="conv2d, activation or softmax"):
+            cudnn.set_preference("pool2d", "prefer-cudnn")
     finally:
         cudnn.enabled = True
         cudnn.deterministic = False
         cudnn.allow_tf32 = False
         cudnn.preference = "prefer-cudnn"
+        cudnn.set_preference("softmax", "prefer-cudnn")
 
 
 def test_conv_benchmark_policy_and_cache(tmp_path):

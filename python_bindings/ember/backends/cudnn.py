@@ -8,14 +8,25 @@
 
 Unlike PyTorch, allow_tf32 is False by default: float32 stays strict FMA math unless asked.
 `benchmark` and `deterministic` are the convolution policy of ember.backends.conv (one setting,
-two names). `preference` is "prefer-cudnn" (the default: cuDNN's ranked engines first under the
-heuristic policy) or "prefer-ember" (Ember's kernels first). Without a GPU, or without a usable
+two names). `preference` is the convolution's "prefer-cudnn" (the default: cuDNN's ranked engines
+first under the heuristic policy) or "prefer-ember" (Ember's kernels first); set_preference(op,
+name) sets it for "activation" (relu, sigmoid, tanh, elu, silu) and "softmax" too. Without a GPU, or without a usable
 cuDNN, convolutions run on Ember's kernels and `is_available()` says why not.
 """
 import sys
 
 from .. import _C
 from .conv import _ConvModule
+
+
+def set_preference(op, name):
+    """Who runs `op` ("conv2d", "activation" or "softmax") on cuda: "prefer-cudnn" (the default)
+    or "prefer-ember". ember.ValueError for another op or name."""
+    _C._cudnn_set_preference(str(op), str(name))
+
+
+def preference_of(op):
+    return _C._cudnn_preference(str(op))
 
 
 def version():

@@ -1,0 +1,147 @@
+// Activations and softmax on cuDNN (ops/cudnn/pointwise.h).
+#include "ops/cudnn/pointwise.h"
+
+#include <climits>
+
+#include "ops/cudnn/descriptors.h"
+#include "runtime/error.h"
+#include "runtime/tensor.h"
+
+namespace ember::ops::cudnn {
+namespace {
+
+bool fits(int64_t v) {
+  return v > 0 && v <= INT_MAX;
+}
+
+// alpha = 1, beta = 0 in the type cuDNN scales with (double for float64 data).
+struct Scale {
+  double one64 = 1, zero64 = 0;
+  float one32 = 1, zero32 = 0;
+  const void* one;
+  const void* zero;
+  explicit Scale(DType t)
+      : one(t == DType::f64 ? static_cast<const void*>(&one64) : &one32),
+        zero(t == DType::f64 ? static_cast<const void*>(&zero64) : &zero32) {}
+};
+
+bool has_cudnn_mode(kernels::Activation a) {
+  using kernels::Activation;
+  return a == Activation::relu || a == Activation::sigmoid || a == Activation::tanh ||
+         a == Activation::elu || a == Activation::silu;
+}
+
+}  // namespace
+
+// The activation descriptor and its calls are deprecated (Note [cuDNN's deprecated calls] in
+// descriptors.cpp); so are cudnnActivationForward/Backward.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace {
+
+class ActivationDescriptor {
+ public:
+  ActivationDescriptor(kernels::Activation a, kernels::ActivationParams p) {
+    using kernels::Activation;
+    EMBER_CUDNN_CHECK(cudnnCreateActivationDescriptor(&d_), "creating an activation descriptor");
+    const cudnnActivationMode_t mode = a == Activation::relu      ? CUDNN_ACTIVATION_RELU
+                                       : a == Activation::sigmoid ? CUDNN_ACTIVATION_SIGMOID
+                                       : a == Activation::tanh    ? CUDNN_ACTIVATION_TANH
+                                       : a == Activation::elu     ? CUDNN_ACTIVATION_ELU
+                                                                  : CUDNN_ACTIVATION_SWISH;
+    // coef: elu's alpha (clipped relu's ceiling); swish's beta is set apart.
+    EMBER_CUDNN_CHECK(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN,
+                                                   a == Activation::elu ? p.alpha : 0.0),
+                      "describing an activation");
+    if (a == Activation::silu)
+      EMBER_CUDNN_CHECK(cudnnSetActivationDescriptorSwishBeta(d_, 1.0), "describing silu");
+  }
+  ~ActivationDescriptor() { cudnnDestroyActivationDescriptor(d_); }
+  ActivationDescriptor(const ActivationDescriptor&) = delete;
+  ActivationDescriptor& operator=(const ActivationDescriptor&) = delete;
+  cudnnActivationDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnActivationDescriptor_t d_ = nullptr;
+};
+
+}  // namespace
+
+bool activation_forward(cudnnHandle_t h, kernels::Activation a, kernels::ActivationParams p,
+                        DType t, int64_t n, const void* x, void* y) {
+  if (!has_cudnn_mode(a) || !fits(n)) return false;
+  ActivationDescriptor act(a, p);
+  TensorDescriptor d;
+  d.set_nchw(t, n, 1, 1, 1);
+  const Scale k(t);
+  EMBER_CUDNN_CHECK(cudnnActivationForward(h, act.get(), k.one, d.get(), x, k.zero, d.get(), y),
+                    "cudnnActivationForward on " + std::to_string(n) + " elements");
+  return true;
+}
+
+bool activation_backward(cudnnHandle_t h, int device, kernels::Activation a,
+                         kernels::ActivationParams p, DType t, int64_t n, const void* s,
+                         const void* dy, void* dx) {
+  if (!has_cudnn_mode(a) || !fits(n)) return false;
+  ActivationDescriptor act(a, p);
+  TensorDescriptor d;
+  d.set_nchw(t, n, 1, 1, 1);
+  const Scale k(t);
+  const void* x = s;
+  const void* y = s;
+  Tensor recomputed;
+  if (a == kernels::Activation::elu || a == kernels::Activation::silu) {
+    // Ember keeps the input; cuDNN's backward reads the output too.
+    recomputed = empty({n}, {t, Device(DeviceType::CUDA, device)});
+    EMBER_CUDNN_CHECK(cudnnActivationForward(h, act.get(), k.one, d.get(), s, k.zero, d.get(),
+                                             recomputed.data_ptr()),
+                      "cudnnActivationForward (for the backward) on " + std::to_string(n));
+    y = recomputed.data_ptr();
+  }
+  EMBER_CUDNN_CHECK(cudnnActivationBackward(h, act.get(), k.one, d.get(), y, d.get(), dy, d.get(),
+                                            x, k.zero, d.get(), dx),
+                    "cudnnActivationBackward on " + std::to_string(n) + " elements");
+  return true;
+}
+
+#pragma GCC diagnostic pop
+
+namespace {
+
+// outer x dim x inner x 1, NCHW: cuDNN's channel mode normalises over C.
+bool describe(TensorDescriptor& d, DType t, const kernels::SoftmaxShape& s) {
+  if (!fits(s.outer) || !fits(s.dim) || !fits(s.inner) ||
+      s.outer * s.dim * s.inner > int64_t{INT_MAX})
+    return false;
+  d.set_nchw(t, s.outer, s.dim, s.inner, 1);
+  return true;
+}
+
+}  // namespace
+
+bool softmax_forward(cudnnHandle_t h, bool log, DType t, const kernels::SoftmaxShape& s,
+                     const void* x, void* y) {
+  TensorDescriptor d;
+  if (!describe(d, t, s)) return false;
+  const Scale k(t);
+  EMBER_CUDNN_CHECK(
+      cudnnSoftmaxForward(h, log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                          CUDNN_SOFTMAX_MODE_CHANNEL, k.one, d.get(), x, k.zero, d.get(), y),
+      "cudnnSoftmaxForward");
+  return true;
+}
+
+bool softmax_backward(cudnnHandle_t h, bool log, DType t, const kernels::SoftmaxShape& s,
+                      const void* y, const void* dy, void* dx) {
+  TensorDescriptor d;
+  if (!describe(d, t, s)) return false;
+  const Scale k(t);
+  EMBER_CUDNN_CHECK(cudnnSoftmaxBackward(h, log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                                         CUDNN_SOFTMAX_MODE_CHANNEL, k.one, d.get(), y, d.get(), dy,
+                                         k.zero, d.get(), dx),
+                    "cudnnSoftmaxBackward");
+  return true;
+}
+
+}  // namespace ember::ops::cudnn
