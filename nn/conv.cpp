@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "autograd/activation.h"
 #include "autograd/grad_mode.h"
 #include "nn/init.h"
+#include "ops/conv2d.h"
 
 namespace ember::nn {
 
@@ -29,7 +31,9 @@ Tensor Conv2d::forward(const Tensor& x) {
   EMBER_CHECK_SHAPE(x.dim() == 4 && x.shape()[1] == in_channels, "Conv2d(", in_channels, ", ",
                     out_channels, "): expected input of shape [N, ", in_channels,
                     ", H, W], got ", x.shape());
-  return conv2d(x, weight, bias, options);
+  if (!fused_relu) return conv2d(x, weight, bias, options);
+  if (GradMode::is_enabled()) return relu(conv2d(x, weight, bias, options));
+  return ops::conv2d_bias_relu(x, weight, bias, options.params);
 }
 
 void Conv2d::set_bias(const Tensor& b) {

@@ -25,6 +25,9 @@ class Conv2d : public Module {
   Tensor weight, bias;
   int64_t in_channels, out_channels, kernel_size;
   Conv2dOptions options;
+  // Set by fuse_for_inference (nn/fuse.h): forward applies relu too, in one cuDNN graph on cuda
+  // under no_grad (ops::conv2d_bias_relu), as convolution then relu otherwise.
+  bool fused_relu = false;
 };
 
 class MaxPool2d : public Module {

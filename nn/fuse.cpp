@@ -72,6 +72,43 @@ std::string fold_batch_norm(const std::shared_ptr<Conv2d>& conv,
   return "";
 }
 
+std::string fold_relu(const std::shared_ptr<Conv2d>& conv, const std::shared_ptr<Module>& relu) {
+  auto act = std::dynamic_pointer_cast<Activation>(relu);
+  if (!act || act->name() != "ReLU") return "not a ReLU";
+  if (conv->fused_relu || act->folded) return "already folded";
+  conv->fused_relu = true;
+  act->folded = true;
+  return "";
+}
+
+namespace {
+
+// In each Sequential: Conv2d, [folded BatchNorm2d], ReLU -> the ReLU into the convolution.
+void fold_relus(
+    Module& m, FuseReport* report,
+    std::vector<std::pair<std::shared_ptr<Conv2d>, std::shared_ptr<Activation>>>* undo) {
+  for (const auto& [parent_name, parent] : m.named_modules()) {
+    if (!std::dynamic_pointer_cast<Sequential>(parent)) continue;
+    const auto children = parent->named_children();
+    const std::string prefix = parent_name.empty() ? "" : parent_name + ".";
+    for (size_t i = 0; i < children.size(); ++i) {
+      auto conv = std::dynamic_pointer_cast<Conv2d>(children[i].second);
+      if (!conv) continue;
+      size_t j = i + 1;
+      while (j < children.size()) {
+        auto bn = std::dynamic_pointer_cast<BatchNorm2d>(children[j].second);
+        if (!bn || !bn->folded) break;
+        ++j;
+      }
+      if (j == children.size() || !fold_relu(conv, children[j].second).empty()) continue;
+      undo->emplace_back(conv, std::dynamic_pointer_cast<Activation>(children[j].second));
+      report->relu.push_back(prefix + children[i].first + "+" + children[j].first);
+    }
+  }
+}
+
+}  // namespace
+
 FuseReport fuse_for_inference(Module& m, const Tensor& example) {
   EMBER_CHECK_VALUE(!m.is_training(),
                     "fuse_for_inference: expected a model in eval mode (call eval() first: the "
@@ -98,10 +135,13 @@ FuseReport fuse_for_inference(Module& m, const Tensor& example) {
       report.fused.push_back(prefix + children[i - 1].first + "+" + children[i].first);
     }
   }
+  std::vector<std::pair<std::shared_ptr<Conv2d>, std::shared_ptr<Activation>>> relus;
+  fold_relus(m, &report, &relus);
   if (!example.defined()) return report;
   const double diff = relative_difference(m.forward(example), before);
   if (diff <= kFuseTolerance) return report;
   for (const FoldUndo& u : undo) u.restore();
+  for (const auto& [conv, act] : relus) conv->fused_relu = act->folded = false;
   std::string pairs;
   for (const std::string& p : report.fused) pairs += (pairs.empty() ? "" : ", ") + p;
   EMBER_THROW(ValueError,

@@ -17,6 +17,9 @@ struct FuseReport {
   std::vector<std::string> fused;
   // Batch norms left as they were, with the reason ("layer3.bn2: no running statistics").
   std::vector<std::string> skipped;
+  // "features.0+features.2": the ReLUs that follow a convolution (and its folded batch norm) in a
+  // Sequential, now applied by the convolution (Conv2d::fused_relu; one cuDNN graph on cuda).
+  std::vector<std::string> relu;
 };
 
 class Conv2d;
@@ -35,14 +38,19 @@ struct FoldUndo {
 std::string fold_batch_norm(const std::shared_ptr<Conv2d>& conv,
                             const std::shared_ptr<BatchNorm2d>& bn, FoldUndo* undo);
 
+// Moves a ReLU into the convolution before it (conv.fused_relu, relu.folded); "" or why not.
+std::string fold_relu(const std::shared_ptr<Conv2d>& conv, const std::shared_ptr<Module>& relu);
+
 // Folds every BatchNorm2d into the Conv2d registered just before it in the same parent (adjacent
 // in a Sequential, or conv1/bn1 in a block) when the batch norm has running statistics and as
 // many features as the convolution has outputs. The convolution's weights and bias take the batch
 // norm's effect (a bias is added where there was none) and the batch norm becomes an identity
-// (BatchNorm2d::folded; it refuses to run in training mode). The pairing assumes the batch norm
-// is applied to that convolution's output, as in Sequential and Ember's models; with `example`
-// (an input the model takes) the outputs before and after are compared and, where they differ
-// by more than 1e-4 relative, the model is restored and a ValueError names the pairs.
+// (BatchNorm2d::folded; it refuses to run in training mode). Then, in each Sequential, a ReLU
+// right after a convolution (past its folded batch norm) moves into the convolution
+// (fold_relu), which on cuda runs conv + bias + relu as one cuDNN graph. The pairing assumes the
+// batch norm is applied to that convolution's output, as in Sequential and Ember's models; with
+// `example` (an input the model takes) the outputs before and after are compared and, where they
+// differ by more than 1e-4 relative, the model is restored and a ValueError names the pairs.
 // requires: `m` in eval mode (ValueError otherwise: the batch norms must use running statistics).
 FuseReport fuse_for_inference(Module& m, const Tensor& example = Tensor());
 

@@ -35,9 +35,13 @@ class Activation : public Module {
   using Fn = std::function<Tensor(const Tensor&)>;
   Activation(std::string name, Fn fn, std::string extra = "")
       : name_(std::move(name)), extra_(std::move(extra)), fn_(std::move(fn)) {}
-  Tensor forward(const Tensor& x) override { return fn_(x); }
+  Tensor forward(const Tensor& x) override { return folded ? x : fn_(x); }
   std::string name() const override { return name_; }
-  std::string extra_repr() const override { return extra_; }
+  std::string extra_repr() const override { return extra_ + (folded ? ", folded" : ""); }
+
+  // Set by fuse_for_inference (nn/fuse.h) on a ReLU whose convolution now applies it
+  // (Conv2d::fused_relu): forward returns its input.
+  bool folded = false;
 
  private:
   std::string name_, extra_;

@@ -6,7 +6,9 @@
 
 #include <cstring>
 
+#include "ops/activation.h"
 #include "ops/checks.h"
+#include "ops/cudnn_ops.h"
 
 namespace ember::ops {
 namespace {
@@ -88,8 +90,11 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
   return k;
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
-  const char* op = "conv2d";
+namespace {
+
+// conv2d, and relu after it when `relu` (in one cuDNN graph where cuDNN serves).
+Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Conv2dParams& p, bool relu) {
   if (bias.defined())
     check_same_device(op, {&x, &w, &bias});
   else
@@ -108,12 +113,27 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   if (x.size(1) == 0) {
     y.fill_(0.0);
     if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
-    return y;
+    return relu ? ops::relu(y) : y;
   }
-  run_conv_forward(conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p),
-                   xc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
+  const ConvKey key =
+      conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p);
+  if (relu && bc.defined() &&
+      cudnn_conv2d_bias_relu(key, xc.data_ptr(), wc.data_ptr(), bc.data_ptr(), y.data_ptr()))
+    return y;
+  run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
                    y.data_ptr());
-  return y;
+  return relu ? ops::relu(y) : y;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
+  return conv2d_then("conv2d", x, w, bias, p, false);
+}
+
+Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
+                        const Conv2dParams& p) {
+  return conv2d_then("conv2d_bias_relu", x, w, bias, p, true);
 }
 
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

@@ -38,6 +38,10 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w
 // y = conv2d(x, w) + bias. `bias` may be undefined (no bias). Inputs of any strides.
 // ensures: a new contiguous tensor of x's dtype.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+// relu(conv2d(x, w, bias)) for inference: on cuda one fused cuDNN graph (conv + bias + relu,
+// the intermediates never in memory) where cuDNN serves, else the convolution and then relu.
+Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
+                        const Conv2dParams& p);
 
 // dL/dx given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [x_shape].
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <list>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -153,34 +152,11 @@ class Engine final : public Member {
   cudnn::RankedConfig ranked_;
 };
 
-// Note [cuDNN plan cache]: plans are made once per (key, config) and thread (cuDNN's plans are not
-// safe to share between threads), at most kPlansPerThread of them, least recently used dropped.
-constexpr size_t kPlansPerThread = 256;
-
-struct PlanCache {
-  using Entry = std::pair<std::pair<ConvKey, std::string>, std::shared_ptr<cudnn::ConvPlan>>;
-  std::list<Entry> lru;  // most recent first
-
-  std::shared_ptr<cudnn::ConvPlan> get(const ConvKey& key, const std::string& name,
-                                       cudnnHandle_t h) {
-    for (auto it = lru.begin(); it != lru.end(); ++it)
-      if (it->first.first == key && it->first.second == name) {
-        lru.splice(lru.begin(), lru, it);
-        return lru.front().second;
-      }
-    auto plan = std::make_shared<cudnn::ConvPlan>(key, name, h);
-    lru.emplace_front(std::make_pair(key, name), plan);
-    if (lru.size() > kPlansPerThread) lru.pop_back();
-    return plan;
-  }
-};
-
 void Engine::run(const ConvKey& key, const void* a, const void* b, void* out,
                  ConvWorkspace ws) const {
   const Device d = key.device();
   cudnnHandle_t h = cudnn::handle(d.index, gpu::current_stream(d));
-  thread_local PlanCache plans;
-  plans.get(key, name(), h)->execute(h, a, b, out, ws.data, ws.bytes);
+  cudnn::thread_plans().get(key, name(), h)->execute(h, a, b, out, ws.data, ws.bytes);
 }
 
 #endif  // EMBER_HAVE_CUDNN

@@ -10,8 +10,12 @@
 #include "ops/conv2d_cudnn.h"
 #include "runtime/gpu.h"
 
+#include "ops/dispatch.h"
+#include "runtime/tensor.h"
+
 #if EMBER_HAVE_CUDNN
 #include "ops/cudnn/descriptors.h"
+#include "ops/cudnn/graph.h"
 #include "ops/cudnn/pointwise.h"
 #endif
 
@@ -19,15 +23,15 @@ namespace ember::ops {
 namespace {
 
 const char* op_name(CudnnOp op) {
-  return op == CudnnOp::activation ? "activation" : "softmax";
+  return op == CudnnOp::activation ? "activation" : op == CudnnOp::softmax ? "softmax" : "conv2d";
 }
 
 // Says once per op, under EMBER_LOG=select, who runs it on cuda and why.
 void log_once(CudnnOp op, bool on_cudnn, const std::string& why) {
-  static std::atomic<bool> said[2][2] = {};
+  static std::atomic<bool> said[3][2] = {};
   const char* v = std::getenv("EMBER_LOG");
   if (v == nullptr || std::strstr(v, "select") == nullptr) return;
-  if (said[op == CudnnOp::softmax][on_cudnn].exchange(true)) return;
+  if (said[static_cast<int>(op)][on_cudnn].exchange(true)) return;
   std::cerr << "ember select: " << op_name(op) << " on cuda -> "
             << (on_cudnn ? "cuDNN" : "Ember's kernel") << (why.empty() ? "" : " (" + why + ")")
             << "\n";
@@ -107,6 +111,33 @@ bool cudnn_softmax_backward(Device device, bool log, DType t, const kernels::Sof
 #else
   (void)log, (void)t, (void)s, (void)y, (void)dy, (void)dx;
   return run(CudnnOp::softmax, device, 0);
+#endif
+}
+
+bool cudnn_conv2d_bias_relu(const ConvKey& key, const void* x, const void* w, const void* bias,
+                            void* y) {
+  std::string why;
+  if (!allowed(CudnnOp::conv2d, key.device(), &why)) return false;
+#if EMBER_HAVE_CUDNN
+  const Device d = key.device();
+  cudnnHandle_t h = cudnn::handle(d.index, gpu::current_stream(d));
+  std::shared_ptr<cudnn::ConvPlan> plan;
+  try {
+    plan = cudnn::thread_plans().get(key, "", h, cudnn::ConvFusion::bias_relu);
+  } catch (const ConvNotSupported&) {
+    return false;  // the convolution and the relu then run apart
+  }
+  const size_t bytes = static_cast<size_t>(plan->workspace());
+  const Tensor ws = workspace(d, bytes);
+  try {
+    plan->execute(h, x, w, y, bytes > 0 ? ws.data_ptr() : nullptr, bytes, bias);
+  } catch (const ConvNotSupported&) {
+    return false;
+  }
+  return true;
+#else
+  (void)x, (void)w, (void)bias, (void)y;
+  return false;
 #endif
 }
 

@@ -9,6 +9,7 @@
 
 #include "kernels/activation_math.h"
 #include "kernels/softmax_shape.h"
+#include "ops/conv2d_algo.h"
 #include "runtime/device.h"
 #include "runtime/dtype.h"
 
@@ -22,5 +23,12 @@ bool cudnn_softmax_forward(Device device, bool log, DType t, const kernels::Soft
                            const void* x, void* y);
 bool cudnn_softmax_backward(Device device, bool log, DType t, const kernels::SoftmaxShape& s,
                             const void* y, const void* dy, void* dx);
+
+// y = relu(conv(x, w) + bias) as one cuDNN graph (Note [Fused convolution graphs] in
+// ops/cudnn/graph.cpp), for a forward key on cuda under the convolution's preference. false when
+// cuDNN should not or cannot (no config of the fused graph makes a plan): the caller then runs
+// the convolution and the relu apart.
+bool cudnn_conv2d_bias_relu(const ConvKey& key, const void* x, const void* w, const void* bias,
+                            void* y);
 
 }  // namespace ember::ops

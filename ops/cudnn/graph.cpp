@@ -187,20 +187,29 @@ std::string config_refusal(const ConvKey& key, const EngineConfig& c) {
 // Note [Convolution graphs]: one operation per graph, its tensors contiguous NCHW (filters KCRS,
 // C per group) with unique ids 'x', 'w', 'y' in every direction: backward-data's dx is 'x' and its
 // dy 'y', backward-filter's dw is 'w'. Groups are implied by the channel counts.
+//
+// Note [Fused convolution graphs]: a forward graph may go on after the convolution, as cuDNN's
+// runtime fusion engines compile into one kernel: the convolution writes a virtual tensor 'c',
+// a pointwise ADD takes it and the bias 'b' (1 x K x 1 x 1, broadcast) to 'y', or to a virtual
+// 'a' that a pointwise RELU_FWD takes to 'y'. Virtual tensors never reach memory.
 struct ConvGraph {
   BackendDescriptor x{CUDNN_BACKEND_TENSOR_DESCRIPTOR}, w{CUDNN_BACKEND_TENSOR_DESCRIPTOR},
       y{CUDNN_BACKEND_TENSOR_DESCRIPTOR}, conv{CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR};
   std::unique_ptr<BackendDescriptor> op;
+  // The fused epilogue's tensors, pointwise descriptors and operations (null without one).
+  std::unique_ptr<BackendDescriptor> conv_out, bias, add_out, pw_add, pw_relu, op_add, op_relu;
   BackendDescriptor graph{CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR};
 };
 
 namespace {
 
-constexpr int64_t kUidX = 'x', kUidW = 'w', kUidY = 'y';
+constexpr int64_t kUidX = 'x', kUidW = 'w', kUidY = 'y', kUidBias = 'b', kUidConvOut = 'c',
+                  kUidAddOut = 'a';
 constexpr int64_t kAlignment = 16;  // bytes; Ember's allocations are aligned far beyond this
 
 void set_tensor(BackendDescriptor& t, int64_t uid, cudnnDataType_t dt,
-                const std::vector<int64_t>& dims, const std::string& what) {
+                const std::vector<int64_t>& dims, const std::string& what,
+                bool is_virtual = false) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
   t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt, what);
@@ -208,19 +217,47 @@ void set_tensor(BackendDescriptor& t, int64_t uid, cudnnDataType_t dt,
   t.set_int64(CUDNN_ATTR_TENSOR_STRIDES, strides, what);
   t.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, {uid}, what);
   t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, {kAlignment}, what);
+  if (is_virtual) t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what);
   t.finalize(what);
 }
 
-std::shared_ptr<ConvGraph> make_graph(const ConvKey& key) {
+// A pointwise operation y = mode(x[, b]) computing in `compute`.
+void add_pointwise(std::unique_ptr<BackendDescriptor>& pw, std::unique_ptr<BackendDescriptor>& op,
+                   cudnnPointwiseMode_t mode, cudnnDataType_t compute, const BackendDescriptor& x,
+                   const BackendDescriptor* b, const BackendDescriptor& y,
+                   const std::string& what) {
+  pw = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  pw->set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, what);
+  pw->set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &compute, what);
+  pw->finalize(what);
+  op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op->set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw->get(), what);
+  op->set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x.get(), what);
+  if (b) op->set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b->get(), what);
+  op->set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y.get(), what);
+  op->finalize(what);
+}
+
+std::shared_ptr<ConvGraph> make_graph(const ConvKey& key, ConvFusion fusion) {
   const kernels::ConvShape& s = key.shape;
   const std::string what = "building the cuDNN graph of " + conv_key_string(key);
   if (const char* why = conv_refusal(s)) EMBER_THROW(ops::ConvNotSupported, why);
+  EMBER_CHECK_T(ops::ConvNotSupported,
+                fusion == ConvFusion::none || key.direction == ConvDirection::forward,
+                "cuDNN: a fused epilogue follows a forward convolution only");
   const cudnnDataType_t dt = data_type(key.dtype);
   const cudnnDataType_t compute = key.dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   auto g = std::make_shared<ConvGraph>();
   set_tensor(g->x, kUidX, dt, {s.n, s.c, s.h, s.w}, what);
   set_tensor(g->w, kUidW, dt, {s.k, s.cg(), s.r, s.s}, what);
-  set_tensor(g->y, kUidY, dt, {s.n, s.k, s.oh, s.ow}, what);
+  const std::vector<int64_t> ydims{s.n, s.k, s.oh, s.ow};
+  set_tensor(g->y, kUidY, dt, ydims, what);
+  if (fusion != ConvFusion::none) {
+    g->conv_out = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    g->bias = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    set_tensor(*g->conv_out, kUidConvOut, compute, ydims, what, /*is_virtual=*/true);
+    set_tensor(*g->bias, kUidBias, dt, {1, s.k, 1, 1}, what);
+  }
   const int64_t dims = 2;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   g->conv.set_int64(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, {dims}, what);
@@ -264,7 +301,7 @@ std::shared_ptr<ConvGraph> make_graph(const ConvKey& key) {
   BackendDescriptor& op = *g->op;
   op.set_descriptor(n.x, g->x.get(), what);
   op.set_descriptor(n.w, g->w.get(), what);
-  op.set_descriptor(n.y, g->y.get(), what);
+  op.set_descriptor(n.y, fusion == ConvFusion::none ? g->y.get() : g->conv_out->get(), what);
   op.set_descriptor(n.conv, g->conv.get(), what);
   if (compute == CUDNN_DATA_DOUBLE) {
     const double alpha = 1, beta = 0;
@@ -276,7 +313,23 @@ std::shared_ptr<ConvGraph> make_graph(const ConvKey& key) {
     op.set(n.beta, CUDNN_TYPE_FLOAT, 1, &beta, what);
   }
   op.finalize(what);
-  g->graph.set_descriptor(CUDNN_ATTR_OPERATIONGRAPH_OPS, op.get(), what);
+  std::vector<cudnnBackendDescriptor_t> ops{op.get()};
+  if (fusion == ConvFusion::bias) {
+    add_pointwise(g->pw_add, g->op_add, CUDNN_POINTWISE_ADD, compute, *g->conv_out, g->bias.get(),
+                  g->y, what);
+    ops.push_back(g->op_add->get());
+  } else if (fusion == ConvFusion::bias_relu) {
+    g->add_out = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    set_tensor(*g->add_out, kUidAddOut, compute, ydims, what, /*is_virtual=*/true);
+    add_pointwise(g->pw_add, g->op_add, CUDNN_POINTWISE_ADD, compute, *g->conv_out, g->bias.get(),
+                  *g->add_out, what);
+    add_pointwise(g->pw_relu, g->op_relu, CUDNN_POINTWISE_RELU_FWD, compute, *g->add_out, nullptr,
+                  g->y, what);
+    ops.push_back(g->op_add->get());
+    ops.push_back(g->op_relu->get());
+  }
+  g->graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+               static_cast<int64_t>(ops.size()), ops.data(), what);
   g->graph.finalize(what);
   return g;
 }
@@ -424,14 +477,15 @@ ConvEngines rank(const ConvKey& key, const ConvGraph& g, const DeviceDescription
 
 }  // namespace
 
-ConvEngines conv_engines(const ConvKey& key, const DeviceDescription& device) {
-  const auto g = make_graph(key);
+ConvEngines conv_engines(const ConvKey& key, const DeviceDescription& device, ConvFusion fusion) {
+  const auto g = make_graph(key, fusion);
   return rank(key, *g, device, nullptr, [](size_t, const RankedConfig&, const auto&) {});
 }
 
-ConvPlan::ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t handle)
-    : direction_(key.direction) {
-  graph_ = make_graph(key);
+ConvPlan::ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t handle,
+                   ConvFusion fusion)
+    : direction_(key.direction), fusion_(fusion) {
+  graph_ = make_graph(key, fusion);
   const DeviceDescriptionPtr device = DeviceDescription::of_handle(handle);
   std::string error = "not among the configs cuDNN's heuristics return for this key";
   const ConvEngines engines =
@@ -439,7 +493,7 @@ ConvPlan::ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t ha
            [&](size_t, const RankedConfig& r, const std::shared_ptr<BackendDescriptor>& plan) {
              const std::string n = r.config.name();
              // A bare engine name takes that engine's best-ranked config.
-             if (!plan_ && (n == name || n.rfind(name + "{", 0) == 0)) {
+             if (!plan_ && (name.empty() || n == name || n.rfind(name + "{", 0) == 0)) {
                plan_ = plan;
                workspace_ = r.workspace;
              }
@@ -451,11 +505,14 @@ ConvPlan::ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t ha
     error = !r.refusal.empty() ? r.refusal : "cuDNN could not make its plan: " + r.plan_error;
     break;
   }
-  EMBER_THROW(ops::ConvNotSupported, name, ": ", error);
+  EMBER_THROW(ops::ConvNotSupported, name.empty() ? "cuDNN's fused graph" : name, ": ",
+              name.empty() ? "no config cuDNN ranks could make a plan" : error);
 }
 
 void ConvPlan::execute(cudnnHandle_t handle, const void* a, const void* b, void* out,
-                       void* workspace, size_t workspace_bytes) const {
+                       void* workspace, size_t workspace_bytes, const void* bias) const {
+  EMBER_CHECK_T(ops::ConvNotSupported, (bias != nullptr) == (fusion_ != ConvFusion::none),
+                "cuDNN plan: a fused plan takes a bias, and only a fused plan does");
   EMBER_CHECK_T(ops::ConvNotSupported, workspace_bytes >= static_cast<size_t>(workspace_),
                 "cuDNN plan: ", workspace_, " bytes of workspace needed, ", workspace_bytes,
                 " given");
@@ -465,12 +522,13 @@ void ConvPlan::execute(cudnnHandle_t handle, const void* a, const void* b, void*
   void* y = out;
   if (direction_ == ConvDirection::backward_data) y = x, x = out;           // (dy, w) -> dx
   if (direction_ == ConvDirection::backward_filter) y = x, x = w, w = out;  // (dy, x) -> dw
-  const int64_t uids[] = {kUidX, kUidW, kUidY};
-  void* ptrs[] = {x, w, y};
+  const int64_t uids[] = {kUidX, kUidW, kUidY, kUidBias};
+  void* ptrs[] = {x, w, y, const_cast<void*>(bias)};
+  const int64_t count = bias != nullptr ? 4 : 3;
   const std::string what = "running a cuDNN plan";
   BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids, what);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs, what);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids, what);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, count, ptrs, what);
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace, what);
   pack.finalize(what);
   const cudnnStatus_t st = cudnnBackendExecute(handle, plan_->get(), pack.get());
@@ -482,6 +540,24 @@ void ConvPlan::execute(cudnnHandle_t handle, const void* a, const void* b, void*
       category == CUDNN_STATUS_EXECUTION_FAILED)
     EMBER_THROW(ops::ConvNotSupported, "cudnnBackendExecute: ", status_text(st));
   EMBER_CUDNN_CHECK(st, what);
+}
+
+std::shared_ptr<ConvPlan> ConvPlanCache::get(const ConvKey& key, const std::string& name,
+                                             cudnnHandle_t h, ConvFusion fusion) {
+  for (auto it = lru_.begin(); it != lru_.end(); ++it)
+    if (it->key == key && it->name == name && it->fusion == fusion) {
+      lru_.splice(lru_.begin(), lru_, it);
+      return lru_.front().plan;
+    }
+  auto plan = std::make_shared<ConvPlan>(key, name, h, fusion);
+  lru_.push_front({key, name, fusion, plan});
+  if (lru_.size() > kPlansPerThread) lru_.pop_back();
+  return plan;
+}
+
+ConvPlanCache& thread_plans() {
+  thread_local ConvPlanCache cache;
+  return cache;
 }
 
 }  // namespace ember::ops::cudnn

@@ -7,6 +7,7 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -119,10 +120,16 @@ struct ConvEngines {
 // NONDETERMINISTIC.
 std::string config_refusal(const ConvKey& key, const EngineConfig& c);
 
-// Ranks cuDNN's engine configs for `key` (its direction's operation graph) on `device`, and makes
-// each tried config's plan for that device to learn its workspace. requires:
-// conv_refusal(key.shape) == nullptr and a cuDNN dtype (CudnnError / DTypeError otherwise).
-ConvEngines conv_engines(const ConvKey& key, const DeviceDescription& device);
+// What a forward graph computes after the convolution (Note [Fused convolution graphs]): nothing,
+// + bias per channel, or relu(+ bias), the intermediates virtual (never in memory).
+enum class ConvFusion : uint8_t { none, bias, bias_relu };
+
+// Ranks cuDNN's engine configs for `key` (its direction's operation graph, with `fusion`'s
+// epilogue) on `device`, and makes each tried config's plan for that device to learn its
+// workspace. requires: conv_refusal(key.shape) == nullptr, a cuDNN dtype, and the forward
+// direction for a fusion (ConvNotSupported / DTypeError otherwise).
+ConvEngines conv_engines(const ConvKey& key, const DeviceDescription& device,
+                         ConvFusion fusion = ConvFusion::none);
 
 // The operation graph of one key's direction (Note [Convolution graphs] in graph.cpp).
 struct ConvGraph;
@@ -130,20 +137,45 @@ struct ConvGraph;
 // A plan that runs one config for one key on a real GPU, made through its handle.
 class ConvPlan {
  public:
-  // The config of that name among conv_engines(key, of_handle(handle)), or ConvNotSupported
-  // saying why there is none.
-  ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t handle);
+  // The config of that name among conv_engines(key, of_handle(handle), fusion) ("": the first
+  // that makes a plan), or ConvNotSupported saying why there is none.
+  ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t handle,
+           ConvFusion fusion = ConvFusion::none);
   int64_t workspace() const { return workspace_; }
   // Runs the plan; x, w, y are the direction's operands in Ember's order (forward: x, w, y;
   // backward_data: dy, w, dx; backward_filter: dy, x, dw).
+  // A fused plan takes the bias too.
   void execute(cudnnHandle_t handle, const void* a, const void* b, void* out, void* workspace,
-               size_t workspace_bytes) const;
+               size_t workspace_bytes, const void* bias = nullptr) const;
 
  private:
   std::shared_ptr<ConvGraph> graph_;
   std::shared_ptr<BackendDescriptor> plan_;
   ConvDirection direction_;
+  ConvFusion fusion_;
   int64_t workspace_ = 0;
 };
+
+// Note [cuDNN plan cache]: plans are made once per (key, config, fusion) and thread (cuDNN's
+// plans are not safe to share between threads), at most kPlansPerThread of them, the least
+// recently used dropped.
+constexpr size_t kPlansPerThread = 256;
+class ConvPlanCache {
+ public:
+  // The plan of ConvPlan(key, name, h, fusion), made on first use.
+  std::shared_ptr<ConvPlan> get(const ConvKey& key, const std::string& name, cudnnHandle_t h,
+                                ConvFusion fusion = ConvFusion::none);
+
+ private:
+  struct Entry {
+    ConvKey key;
+    std::string name;
+    ConvFusion fusion;
+    std::shared_ptr<ConvPlan> plan;
+  };
+  std::list<Entry> lru_;  // most recent first
+};
+// The calling thread's cache.
+ConvPlanCache& thread_plans();
 
 }  // namespace ember::ops::cudnn

@@ -63,6 +63,20 @@ void init_nn(pb::module_& m) {
   // module tree, which mirrors the C++ one; each is folded here.
   pb::class_<nn::FoldUndo>(m, "_FoldUndo").def("restore", &nn::FoldUndo::restore);
   m.attr("_fuse_tolerance") = nn::kFuseTolerance;
+  m.def("_fold_relu", [](const std::shared_ptr<Module>& conv, const std::shared_ptr<Module>& relu) {
+    auto c = std::dynamic_pointer_cast<nn::Conv2d>(conv);
+    if (!c) throw pb::type_error("_fold_relu: expected a Conv2d");
+    return nn::fold_relu(c, relu);
+  });
+  m.def("_bn_folded", [](const std::shared_ptr<Module>& bn) {
+    auto b = std::dynamic_pointer_cast<nn::BatchNorm2d>(bn);
+    return b != nullptr && b->folded;
+  });
+  m.def("_unfold_relu",
+        [](const std::shared_ptr<Module>& conv, const std::shared_ptr<Module>& relu) {
+          std::dynamic_pointer_cast<nn::Conv2d>(conv)->fused_relu = false;
+          std::dynamic_pointer_cast<nn::Activation>(relu)->folded = false;
+        });
   m.def("_fold_batch_norm",
         [](const std::shared_ptr<Module>& conv, const std::shared_ptr<Module>& bn) {
           auto c = std::dynamic_pointer_cast<nn::Conv2d>(conv);

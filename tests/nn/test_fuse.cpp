@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "nn/conv.h"
@@ -76,6 +77,9 @@ TEST_CASE("fuse_for_inference: the fused models give the models' outputs on cpu 
     const FuseReport r = fuse_for_inference(*m);
     CHECK(static_cast<int>(r.fused.size()) == count_batch_norms(*m));
     CHECK(r.skipped.empty());
+    // The small VGG's features are a Sequential of conv, batch norm, ReLU: each ReLU moves into
+    // its convolution. ResNet-20 applies relu in its blocks' code: nothing to move.
+    CHECK(r.relu.empty() == (std::string(c.model) == "resnet20"));
     const Tensor got = m->forward(x);
     CHECK(rel_diff(got, want) <= 1e-5);
     // Folding twice changes nothing: the batch norms say they are folded already.
@@ -151,4 +155,43 @@ TEST_CASE("fuse_for_inference: training mode, training a folded model, a wrong p
   CHECK_FALSE(block->bn->folded);
   CHECK(block->conv->weight.to_vector<double>() == w0);
   CHECK(block->forward(x).to_vector<double>() == want.to_vector<double>());
+}
+
+TEST_CASE("fuse_for_inference: ReLUs move into the convolution before them in a Sequential") {
+  manual_seed(8);
+  auto seq = std::make_shared<Sequential>(
+      std::vector<ModulePtr>{std::make_shared<Conv2d>(3, 6, 3), std::make_shared<BatchNorm2d>(6),
+                             ReLU(), std::make_shared<Conv2d>(6, 5, 1), ReLU(), Sigmoid(),
+                             std::make_shared<Conv2d>(5, 4, 1), Sigmoid()});
+  randomise_batch_norms(*seq);
+  seq->eval();
+  const Tensor x = randn({2, 3, 9, 8});
+  NoGradGuard no_grad;
+  const Tensor want = seq->forward(x);
+  const FuseReport r = fuse_for_inference(*seq, x);
+  CHECK(r.fused == std::vector<std::string>{"0+1"});
+  CHECK(r.relu == std::vector<std::string>{"0+2", "3+4"});
+  CHECK(std::dynamic_pointer_cast<Conv2d>((*seq)[0])->fused_relu);
+  CHECK_FALSE(std::dynamic_pointer_cast<Conv2d>((*seq)[6])->fused_relu);  // a Sigmoid follows
+  CHECK(seq->repr().find("folded") != std::string::npos);
+  CHECK(rel_diff(seq->forward(x), want) <= 1e-5);
+}
+
+TEST_CASE("fuse_for_inference: a moved ReLU still trains (outside no_grad, conv then relu)") {
+  manual_seed(9);
+  auto seq = std::make_shared<Sequential>(
+      std::vector<ModulePtr>{std::make_shared<Conv2d>(2, 3, 3), ReLU()});
+  auto conv = std::dynamic_pointer_cast<Conv2d>((*seq)[0]);
+  const Tensor x = randn({2, 2, 6, 6});
+  const Tensor want = seq->forward(x);
+  backward(sum(want));
+  const std::vector<double> gw = grad(conv->weight).to_vector<double>();
+  conv->zero_grad();
+  seq->eval();
+  fuse_for_inference(*seq);
+  seq->train();
+  const Tensor got = seq->forward(x);
+  CHECK(got.to_vector<double>() == want.to_vector<double>());
+  backward(sum(got));
+  CHECK(grad(conv->weight).to_vector<double>() == gw);
 }

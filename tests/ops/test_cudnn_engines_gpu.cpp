@@ -173,6 +173,23 @@ TEST_CASE("cudnn engines on cuda:0: the captured description ranks as the handle
   }
 }
 
+TEST_CASE("cudnn on cuda:0: the fused conv + bias + relu graph against float64") {
+  for (int i : {0, 1, 3, 8, 10}) {
+    const Case& c = kCases[i];
+    const ops::Conv2dParams p = params_of(c);
+    manual_seed(17);
+    const Tensor x = randn(c.x).to(kCuda0), w = randn(c.w).to(kCuda0),
+                 b = randn({c.w[0]}).to(kCuda0);
+    CAPTURE(i);
+    const Tensor want = ops::relu(
+        ops::conv2d(x.to(kCPU).to(kFloat64), w.to(kCPU).to(kFloat64), b.to(kCPU).to(kFloat64), p));
+    CHECK(rel_error(ops::conv2d_bias_relu(x, w, b, p), want) <= 1e-5);
+    ops::set_conv_backend_preference(ops::BackendPreference::prefer_ember);  // apart, on Ember's
+    CHECK(rel_error(ops::conv2d_bias_relu(x, w, b, p), want) <= 1e-5);
+    ops::set_conv_backend_preference(ops::BackendPreference::prefer_cudnn);
+  }
+}
+
 TEST_CASE("cudnn on cuda:0: activations and softmax, forward and backward, against float64") {
   manual_seed(3);
   const Tensor x64 = ops::mul(randn({3, 5, 7, 11}, kFloat64), 3.0),

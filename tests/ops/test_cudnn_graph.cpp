@@ -138,6 +138,30 @@ TEST_CASE("cudnn graph: the heuristic policy's configs on random keys in every d
   CHECK(keys > 0);
 }
 
+TEST_CASE("cudnn graph: fused conv + bias (+ relu) graphs rank and plan on the described H200") {
+  const auto h200 = ops::cudnn::DeviceDescription::from_file(kH200);
+  std::mt19937 g(fresh_seed());
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); };
+  for (int i = 0; i < 6; ++i) {
+    const int64_t c = pick(1, 32), k = pick(1, 32), r = 2 * pick(0, 2) + 1;
+    const int64_t h = pick(r, 30), w = pick(r, 30);
+    const DType dt = i % 3 == 0 ? kFloat64 : kFloat32;
+    const ops::ConvKey key = key_of(ops::ConvDirection::forward, {pick(1, 4), c, h, w},
+                                    {k, c, r, r}, pick(1, 2), r / 2, 1, 1, dt);
+    CAPTURE(ops::conv_key_string(key));
+    for (auto f : {ops::cudnn::ConvFusion::bias, ops::cudnn::ConvFusion::bias_relu}) {
+      const ops::cudnn::ConvEngines e = ops::cudnn::conv_engines(key, *h200, f);
+      CHECK(e.tried() > 0);
+      for (const ops::cudnn::RankedConfig& rc : e.configs)
+        if (rc.refusal.empty()) CHECK(rc.workspace >= 0);
+    }
+  }
+  const ops::ConvKey bwd =
+      key_of(ops::ConvDirection::backward_data, {2, 4, 8, 8}, {4, 4, 3, 3}, 1, 1, 1, 1);
+  CHECK_THROWS_AS(ops::cudnn::conv_engines(bwd, *h200, ops::cudnn::ConvFusion::bias_relu),
+                  ops::ConvNotSupported);
+}
+
 TEST_CASE("cudnn graph: TF32 engines come in only when the key allows TF32") {
   ops::ConvKey key =
       key_of(ops::ConvDirection::forward, {32, 64, 56, 56}, {64, 64, 3, 3}, 1, 1, 1, 1);

@@ -274,7 +274,7 @@ def test_fuse_for_inference_matches_torchs_unfused_model():
     x = np.random.default_rng(0).standard_normal((5, 1, 8, 8)).astype(np.float32)
     want = tm(torch.tensor(x)).detach().numpy()
     report = nn.fuse_for_inference(m, ember.tensor(x))
-    assert report == {"fused": ["conv+bn"], "skipped": []}
+    assert report == {"fused": ["conv+bn"], "skipped": [], "relu": []}
     assert "bias" in dict(m.conv.named_parameters())  # the folded shift
     got = m(ember.tensor(x)).detach().numpy()
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
@@ -295,4 +295,18 @@ def test_fuse_for_inference_on_a_ready_made_model_and_bad_input():
         got = m(x).numpy()
     assert len(report["fused"]) == 21 and report["skipped"] == []
     assert "conv1+bn1" in report["fused"]
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_fuse_for_inference_moves_relus_in_a_sequential():
+    ember.manual_seed(6)
+    seq = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 2, 1),
+                        nn.ReLU())
+    seq.eval()
+    x = ember.randn(2, 3, 7, 7)
+    with ember.no_grad():
+        want = seq(x).numpy()
+        report = nn.fuse_for_inference(seq, x)
+        got = seq(x).numpy()
+    assert report["fused"] == ["0+1"] and report["relu"] == ["0+2", "3+4"]
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()

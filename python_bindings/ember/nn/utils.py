@@ -37,14 +37,37 @@ def _fuse_tree(module, prefix, fused, skipped, undo):
             _fuse_tree(child, f"{prefix}{name}.", fused, skipped, undo)
 
 
+def _fold_relus(module, prefix, relus, undo):
+    # In each Sequential: Conv2d, [folded BatchNorm2d], ReLU -> the ReLU into the convolution.
+    from .modules import Sequential
+    children = list(module._modules.items())
+    if isinstance(module, Sequential) or _kind(module) == "Sequential":
+        for i, (name, child) in enumerate(children):
+            if _kind(child) != "Conv2d":
+                continue
+            j = i + 1
+            while j < len(children) and _kind(children[j][1]) == "BatchNorm2d" and \
+                    _C._bn_folded(children[j][1]._cpp):
+                j += 1
+            if j < len(children) and _kind(children[j][1]) == "ReLU" and \
+                    not _C._fold_relu(child._cpp, children[j][1]._cpp):
+                undo.append((child._cpp, children[j][1]._cpp))
+                relus.append(f"{prefix}{name}+{children[j][0]}")
+    for name, child in children:
+        if getattr(child, "_cpp", None) is None or child._modules:
+            _fold_relus(child, f"{prefix}{name}.", relus, undo)
+
+
 def fuse_for_inference(model, example=None):
     """Folds every BatchNorm2d into the Conv2d registered just before it in the same parent (as in
     nn.Sequential, or conv1/bn1 in a block), for inference: the convolution's weights and bias
     take the batch norm's effect and the batch norm becomes an identity (it refuses to run in
     training mode). The model must be in eval mode. With `example`, an input the model takes,
     the outputs before and after are compared; where they differ by more than 1e-4 relative the
-    model is restored and ember.ValueError names the pairs. Returns a dict: "fused" (the pairs,
-    "conv1+bn1") and "skipped" (batch norms left alone, with the reason)."""
+    model is restored and ember.ValueError names the pairs. Then in each Sequential a ReLU right
+    after a convolution moves into it (one cuDNN graph conv + bias + relu on cuda). Returns a
+    dict: "fused" (the pairs, "conv1+bn1"), "skipped" (batch norms left alone, with the reason)
+    and "relu" (the ReLUs moved, "0+2")."""
     if model.training:
         _C._raise("value", "fuse_for_inference: expected a model in eval mode (call eval() first: "
                            "the batch norms are folded with their running statistics)")
@@ -53,6 +76,8 @@ def fuse_for_inference(model, example=None):
     with no_grad():
         before = model(example) if example is not None else None
         _fuse_tree(model, "", fused, skipped, undo)
+        relus, relu_undo = [], []
+        _fold_relus(model, "", relus, relu_undo)
         if before is not None:
             after = model(example)
             diff = float((after - before).abs().max()) / max(float(before.abs().max()), 1e-300)
@@ -60,9 +85,11 @@ def fuse_for_inference(model, example=None):
                 for u, conv in undo:
                     u.restore()
                     _resync(conv)
+                for conv, relu in relu_undo:
+                    _C._unfold_relu(conv, relu)
                 _C._raise("value", f"fuse_for_inference: the fused model's output differs from "
                                    f"the model's by {diff:g} (relative) on the example, so some "
                                    "batch norm does not normalise the convolution registered "
                                    "before it; the model is left as it was (pairs tried: "
                                    f"{', '.join(fused)})")
-    return {"fused": fused, "skipped": skipped}
+    return {"fused": fused, "skipped": skipped, "relu": relus}
