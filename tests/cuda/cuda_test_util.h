@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "ops/conv2d_cudnn.h"
 #include "ops/op_test_util.h"
 #include "runtime/tensor.h"
 #include "simt/simt_test_util.h"
@@ -32,6 +33,14 @@ inline Device emu() {
   return Device::parse("emu:0");
 #endif
 }
+
+// For a test of Ember's own selection on emu() (the cost model's picks): cuDNN is off while it
+// lives, so that on cuda:0 (Note [Kernel tests on hardware]) cuDNN's engines, which the heuristic
+// otherwise tries first, do not stand in front of Ember's kernels. Nothing changes on emu.
+struct EmberKernelsOnly {
+  EmberKernelsOnly() { ops::set_cudnn_enabled(false); }
+  ~EmberKernelsOnly() { ops::reset_cudnn_enabled(); }
+};
 
 // simt_test::test_orders() (forward, reverse and random thread order, one worker each); on
 // cuda:0 a single configuration, which only sets emulator options the GPU never reads.

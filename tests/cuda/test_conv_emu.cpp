@@ -78,6 +78,7 @@ TEST_CASE("emu conv2d: implicit_gemm with more groups than a grid's z dimension 
 
 TEST_CASE("emu conv2d: the heuristic picks a GPU algorithm, and the cpu ones refuse the device") {
   ConvPolicyGuard guard;
+  EmberKernelsOnly ember_only;
   const Conv2dParams p = conv_params(1, 1, 1, 1, 1, 1, 1);
   for (ops::ConvDirection d : {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
                                ops::ConvDirection::backward_filter}) {

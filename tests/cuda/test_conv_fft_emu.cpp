@@ -278,6 +278,7 @@ TEST_CASE("emu fft: the plan's tile, and the heuristic picks fft only for large 
     int64_t r, hw;
     const char* algo;
   };
+  EmberKernelsOnly ember_only;  // the cost model's picks, not cuDNN's
   // Small filters go to the GEMM or Winograd algorithms (nullptr: anything but fft).
   for (const Pick& pick : {Pick{3, 56, nullptr}, Pick{5, 56, nullptr}, Pick{7, 56, "fft"},
                            Pick{9, 56, "fft"}, Pick{13, 28, "fft"}}) {

@@ -55,6 +55,7 @@ TEST_CASE("emu winograd: float32 error within budget (C = 64 and 256)") {
 
 TEST_CASE("emu winograd: the heuristic takes it for wide 3x3 stride-1 layers only") {
   ConvPolicyGuard guard;
+  EmberKernelsOnly ember_only;
   auto chosen = [](const Shape& xs, const Shape& ws, int64_t stride) {
     return ops::explain_conv_algos(ops::conv2d_key(ops::ConvDirection::forward, xs, ws, kFloat32,
                                                    emu(),
