@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -442,11 +443,12 @@ int64_t plan_workspace(const BackendDescriptor& plan, const std::string& what) {
   return bytes;
 }
 
-// Ranks the configs of `g` for `key` on `device`; each tried config gets a plan (made through
-// `handle` when not null). `on_plan(index, config, plan)` sees every plan made.
-template <typename OnPlan>
+// Ranks the configs of `g` for `key` on `device`. Each tried config that `wanted(name)` accepts
+// gets a plan (made through `handle` when not null). With `first` set, ranking stops at the
+// first plan made, which goes there: a plan to run needs one config, not every config planned.
 ConvEngines rank(const ConvKey& key, const ConvGraph& g, const DeviceDescription& device,
-                 cudnnHandle_t handle, OnPlan&& on_plan) {
+                 cudnnHandle_t handle, const std::function<bool(const std::string&)>& wanted,
+                 std::shared_ptr<BackendDescriptor>* first = nullptr) {
   const std::string what = "ranking cuDNN's engines for " + conv_key_string(key);
   ConvEngines out;
   int64_t n = 0;
@@ -462,11 +464,13 @@ ConvEngines rank(const ConvKey& key, const ConvGraph& g, const DeviceDescription
       r.list = mode == CUDNN_HEUR_MODE_A ? "A" : "fallback";
       if (!seen.insert(r.config.name()).second) continue;
       r.refusal = config_refusal(key, r.config);
-      if (r.refusal.empty()) {
+      if (r.refusal.empty() && wanted(r.config.name())) {
         auto plan = make_plan(cfg, device, handle, what, &r.plan_error);
-        if (plan) {
-          r.workspace = plan_workspace(*plan, what);
-          on_plan(out.configs.size(), r, plan);
+        if (plan) r.workspace = plan_workspace(*plan, what);
+        if (plan && first) {
+          *first = plan;
+          out.configs.push_back(std::move(r));
+          return out;
         }
       }
       out.configs.push_back(std::move(r));
@@ -479,7 +483,7 @@ ConvEngines rank(const ConvKey& key, const ConvGraph& g, const DeviceDescription
 
 ConvEngines conv_engines(const ConvKey& key, const DeviceDescription& device, ConvFusion fusion) {
   const auto g = make_graph(key, fusion);
-  return rank(key, *g, device, nullptr, [](size_t, const RankedConfig&, const auto&) {});
+  return rank(key, *g, device, nullptr, [](const std::string&) { return true; });
 }
 
 ConvPlan::ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t handle,
@@ -487,21 +491,18 @@ ConvPlan::ConvPlan(const ConvKey& key, const std::string& name, cudnnHandle_t ha
     : direction_(key.direction), fusion_(fusion) {
   graph_ = make_graph(key, fusion);
   const DeviceDescriptionPtr device = DeviceDescription::of_handle(handle);
+  // "" takes the first config that plans; a bare engine name that engine's best-ranked config.
+  auto matches = [&](const std::string& n) {
+    return name.empty() || n == name || n.rfind(name + "{", 0) == 0;
+  };
+  const ConvEngines engines = rank(key, *graph_, *device, handle, matches, &plan_);
+  if (plan_) {
+    workspace_ = engines.configs.back().workspace;
+    return;
+  }
   std::string error = "not among the configs cuDNN's heuristics return for this key";
-  const ConvEngines engines =
-      rank(key, *graph_, *device, handle,
-           [&](size_t, const RankedConfig& r, const std::shared_ptr<BackendDescriptor>& plan) {
-             const std::string n = r.config.name();
-             // A bare engine name takes that engine's best-ranked config.
-             if (!plan_ && (name.empty() || n == name || n.rfind(name + "{", 0) == 0)) {
-               plan_ = plan;
-               workspace_ = r.workspace;
-             }
-           });
-  if (plan_) return;
   for (const RankedConfig& r : engines.configs) {
-    const std::string n = r.config.name();
-    if (n != name && n.rfind(name + "{", 0) != 0) continue;
+    if (!matches(r.config.name())) continue;
     error = !r.refusal.empty() ? r.refusal : "cuDNN could not make its plan: " + r.plan_error;
     break;
   }
