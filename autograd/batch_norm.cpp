@@ -19,10 +19,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const bool want_w = weight.defined() && weight.requires_grad();
   const bool want_b = bias.defined() && bias.requires_grad();
   const bool has_w = weight.defined(), has_b = bias.defined();
-  return record("BatchNormBackward", r.out, inputs, {x, weight, r.save_mean, r.save_invstd},
+  return record("BatchNormBackward", r.out, inputs,
+                {x, weight, r.save_mean, r.save_invstd, r.reserve},
                 [=](const Tensor& g, const std::vector<Tensor>& s) {
                   ops::BatchNormGrads gr = ops::batch_norm_backward(
-                      g, s[0], s[1], s[2], s[3], training, want_x, want_w, want_b);
+                      g, s[0], s[1], s[2], s[3], training, want_x, want_w, want_b, s[4], eps);
                   std::vector<Tensor> out{gr.grad_input};
                   if (has_w) out.push_back(gr.grad_weight);
                   if (has_b) out.push_back(gr.grad_bias);

@@ -4,18 +4,32 @@
 
 namespace ember {
 
+namespace {
+
+// Max pooling's backward from the indices of Ember's forward.
+Tensor record_by_indices(const Tensor& x, const Tensor& y, const Tensor& idx) {
+  const Shape xs = x.shape();
+  return record("MaxPool2dBackward", y, {x}, {idx},
+                [xs](const Tensor& g, const std::vector<Tensor>& s) {
+                  return std::vector<Tensor>{ops::max_pool2d_backward(g, s[0], xs)};
+                });
+}
+
+}  // namespace
+
 std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const ops::MaxPool2dParams& p) {
   auto [y, idx] = ops::max_pool2d(x, p);
-  const Shape xs = x.shape();
-  y = record("MaxPool2dBackward", y, {x}, {idx},
-             [xs](const Tensor& g, const std::vector<Tensor>& s) {
-               return std::vector<Tensor>{ops::max_pool2d_backward(g, s[0], xs)};
-             });
-  return {y, idx};
+  return {record_by_indices(x, y, idx), idx};
 }
 
 Tensor max_pool2d(const Tensor& x, const ops::MaxPool2dParams& p) {
-  return max_pool2d_with_indices(x, p).first;
+  // No indices asked for: on cuda cuDNN may pool, and its backward reads x and y instead.
+  auto [y, idx] = ops::max_pool2d(x, p, /*need_indices=*/false);
+  if (idx.defined()) return record_by_indices(x, y, idx);
+  return record("MaxPool2dBackward", y, {x}, {x, y},
+                [p](const Tensor& g, const std::vector<Tensor>& s) {
+                  return std::vector<Tensor>{ops::max_pool2d_backward(g, s[0], s[1], p)};
+                });
 }
 
 Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride, int64_t padding,

@@ -26,10 +26,10 @@ Tensor forward(Activation a, const char* op, const Tensor& x_in, kernels::Activa
   const Device dev = x.device();
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
-  if (cudnn_activation_forward(dev, a, p, x.dtype(), y.numel(), x.data_ptr(), y.data_ptr()))
-    return y;
-  kernels_for(dev).activation_fwd(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr(),
-                                  stream_of(dev));
+  run_activation_forward(dev, a, p, x.dtype(), y.numel(), x.data_ptr(), y.data_ptr(), [&](bool) {
+    kernels_for(dev).activation_fwd(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr(),
+                                    stream_of(dev));
+  });
   return y;
 }
 
@@ -44,11 +44,11 @@ Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& 
   const Tensor s = s_in.contiguous(), g = g_in.contiguous();
   Tensor dx = empty(s.shape(), {s.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (cudnn_activation_backward(dev, a, p, s.dtype(), dx.numel(), s.data_ptr(), g.data_ptr(),
-                                dx.data_ptr()))
-    return dx;
-  kernels_for(dev).activation_bwd(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(),
-                                  dx.data_ptr(), stream_of(dev));
+  run_activation_backward(
+      dev, a, p, s.dtype(), dx.numel(), s.data_ptr(), g.data_ptr(), dx.data_ptr(), [&](bool) {
+        kernels_for(dev).activation_bwd(a, s.dtype(), p, dx.numel(), s.data_ptr(), g.data_ptr(),
+                                        dx.data_ptr(), stream_of(dev));
+      });
   return dx;
 }
 

@@ -4,7 +4,9 @@
 //           running_var each undefined or 1-D of size C with x's dtype and device (ShapeError,
 //           DTypeError, DeviceError naming the op otherwise). Eval needs both running stats
 //           (ValueError); training needs more than one value per channel (ValueError).
-// Tensors on cuda/emu run kernels/cuda/batch_norm.cu. These ops are autograd-free;
+// Tensors on cuda/emu run kernels/cuda/batch_norm.cu; on cuda, cuDNN's batch norm where the op's
+// preference allows (ops/cudnn_ops.h; the eval backward always runs Ember's). These ops are
+// autograd-free;
 // autograd/batch_norm.h is the differentiable function.
 #pragma once
 
@@ -16,6 +18,7 @@ struct BatchNormOutput {
   Tensor out;          // x's shape and dtype, contiguous
   Tensor save_mean;    // [C]: the mean used (batch mean in training, running mean in eval)
   Tensor save_invstd;  // [C]: 1 / sqrt(var + eps) for the variance used
+  Tensor reserve;      // cuDNN's reserve space for the backward; undefined when none
 };
 
 // Training: normalises with the batch mean and biased variance and, if the running stats are
@@ -30,10 +33,10 @@ struct BatchNormGrads {
 };
 
 // Gradients of batch_norm from grad_out (x's shape) and the statistics batch_norm saved.
-// `training` must be the mode of the forward pass.
+// `training`, `reserve` and `eps` must be the forward pass's (cuDNN's backward reads them).
 BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
                                    const Tensor& save_mean, const Tensor& save_invstd,
-                                   bool training, bool want_input, bool want_weight,
-                                   bool want_bias);
+                                   bool training, bool want_input, bool want_weight, bool want_bias,
+                                   const Tensor& reserve = Tensor(), double eps = 1e-5);
 
 }  // namespace ember::ops

@@ -68,7 +68,7 @@ Shape conv2d_output_shape(const Shape& x_shape, const Shape& w_shape, const Conv
 ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DType dtype,
                    Device device, const Conv2dParams& p) {
   ConvKey k;
-  std::memset(&k, 0, sizeof k);  // Note [ConvKey bytes]
+  std::memset(static_cast<void*>(&k), 0, sizeof k);  // Note [ConvKey bytes]
   k.device_type = device.type;
   k.device_index = static_cast<int16_t>(device.is_cpu() ? 0 : device.index);
   k.dtype = dtype;

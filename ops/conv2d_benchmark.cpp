@@ -1,12 +1,12 @@
 // The benchmark policy's timing: every eligible candidate for a key run on scratch buffers of the
 // key's shape on its device, a warm-up and then the median of several timed runs.
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <sstream>
 
 #include "ops/conv2d_benchmark.h"
 #include "ops/dispatch.h"
+#include "ops/timing.h"
 
 namespace ember::ops {
 
@@ -55,58 +55,13 @@ void run_once(const ConvAlgo& a, const ConvKey& k, const Scratch& b, ConvWorkspa
   }
 }
 
-// Two timing events on a GPU device, destroyed with the scope.
-struct EventPair {
-  gpu::Backend& be;
-  gpu::Event start, end;
-  EventPair(Device d, gpu::Backend& b)
-      : be(b), start(b.event_create(d.index, true)), end(b.event_create(d.index, true)) {}
-  ~EventPair() {
-    be.event_destroy(start);
-    be.event_destroy(end);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The median of `runs` timed runs after one warm-up, in milliseconds.
 double time_one(const ConvAlgo& a, const ConvKey& k, const Scratch& b, int runs) {
-  const Device dev = k.device();
   const size_t bytes = a.workspace_bytes(k);
-  const Tensor wst = workspace(dev, bytes);  // may throw OutOfMemory: the candidate is skipped
+  const Tensor wst =
+      workspace(k.device(), bytes);  // may throw OutOfMemory: the candidate is skipped
   const ConvWorkspace ws{bytes > 0 ? wst.data_ptr() : nullptr, bytes};
-  std::vector<double> ms;
-  if (dev.is_cpu()) {
-    run_once(a, k, b, ws);
-    for (int i = 0; i < runs; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run_once(a, k, b, ws);
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return median(ms);
-  }
-  // On a GPU the runs are timed by events on the stream the kernels launch on, so the host's
-  // launch overhead and other streams' work are not counted.
-  gpu::Backend& be = gpu::backend(dev);
-  const gpu::Stream stream = stream_of(dev);
-  EventPair ev(dev, be);
-  run_once(a, k, b, ws);
-  be.stream_synchronize(stream);
-  for (int i = 0; i < runs; ++i) {
-    be.event_record(ev.start, stream);
-    run_once(a, k, b, ws);
-    be.event_record(ev.end, stream);
-    be.event_synchronize(ev.end);
-    ms.push_back(be.event_elapsed_ms(ev.start, ev.end));
-  }
-  return median(ms);
+  return median_run_ms(k.device(), runs, [&] { run_once(a, k, b, ws); });
 }
 
 std::string fmt_ms(double ms) {

@@ -39,9 +39,8 @@ struct Settings {
   std::mutex mu;
   std::optional<bool> enabled;  // set_cudnn_enabled; unset: EMBER_CUDNN
   bool allow_tf32 = false;
-  BackendPreference preference[3] = {BackendPreference::prefer_cudnn,
-                                     BackendPreference::prefer_cudnn,
-                                     BackendPreference::prefer_cudnn};  // per CudnnOp
+  BackendPreference preference[kCudnnOps] = {};  // per CudnnOp: prefer_cudnn
+  bool bn_persistent = false;
 };
 Settings& settings() {
   static Settings s;
@@ -400,12 +399,26 @@ BackendPreference backend_preference(CudnnOp op) {
   return with_settings([&](Settings& s) { return s.preference[static_cast<int>(op)]; });
 }
 
+const char* cudnn_op_name(CudnnOp op) {
+  static const char* const names[kCudnnOps] = {"conv2d", "activation", "softmax", "pooling",
+                                               "batch_norm"};
+  return names[static_cast<int>(op)];
+}
+
 CudnnOp parse_cudnn_op(const std::string& name) {
-  if (name == "conv2d") return CudnnOp::conv2d;
-  if (name == "activation") return CudnnOp::activation;
-  if (name == "softmax") return CudnnOp::softmax;
+  for (int i = 0; i < kCudnnOps; ++i)
+    if (name == cudnn_op_name(static_cast<CudnnOp>(i))) return static_cast<CudnnOp>(i);
   EMBER_THROW(ValueError, "cuDNN op: unknown op '", name,
-              "'; expected conv2d, activation or softmax (the ops cuDNN runs)");
+              "'; expected conv2d, activation, softmax, pooling or batch_norm (the ops cuDNN "
+              "runs)");
+}
+
+void set_cudnn_batch_norm_persistent(bool on) {
+  with_settings([&](Settings& s) { s.bn_persistent = on; });
+}
+
+bool cudnn_batch_norm_persistent() {
+  return with_settings([](Settings& s) { return s.bn_persistent; });
 }
 
 void set_conv_backend_preference(BackendPreference p) {
@@ -426,14 +439,17 @@ const std::string& cudnn_unusable_reason() {
 }
 
 const char* backend_preference_name(BackendPreference p) {
-  return p == BackendPreference::prefer_cudnn ? "prefer-cudnn" : "prefer-ember";
+  return p == BackendPreference::prefer_cudnn   ? "prefer-cudnn"
+         : p == BackendPreference::prefer_ember ? "prefer-ember"
+                                                : "benchmark";
 }
 
 BackendPreference parse_backend_preference(const std::string& name) {
-  for (BackendPreference p : {BackendPreference::prefer_cudnn, BackendPreference::prefer_ember})
+  for (BackendPreference p : {BackendPreference::prefer_cudnn, BackendPreference::prefer_ember,
+                              BackendPreference::benchmark})
     if (name == backend_preference_name(p)) return p;
-  EMBER_THROW(ValueError, "conv backend preference: unknown value '", name,
-              "'; expected prefer-cudnn or prefer-ember");
+  EMBER_THROW(ValueError, "backend preference: unknown value '", name,
+              "'; expected prefer-cudnn, prefer-ember or benchmark");
 }
 
 CudnnRanking cudnn_ranking(const ConvKey& key, const std::string& device_file) {

@@ -31,23 +31,35 @@ void reset_cudnn_enabled();
 void set_conv_allow_tf32(bool on);
 bool conv_allow_tf32();
 
-// Who runs an op on cuda: cuDNN (prefer_cudnn, the default where cuDNN is usable) or Ember's
-// kernels (prefer_ember), per op. Convolution: whose algorithms the heuristic policy tries first,
-// each in its own order (the benchmark policy, set_conv_benchmark, times both and keeps the
-// fastest). Activations (relu, sigmoid, tanh, elu, silu) and softmax / log_softmax: whether
-// cuDNN's kernel runs them (ops/cudnn_ops.h); the others always run Ember's.
-enum class BackendPreference : uint8_t { prefer_cudnn, prefer_ember };
-enum class CudnnOp : uint8_t { conv2d, activation, softmax };
+// Who runs an op on cuda, per op: cuDNN (prefer_cudnn, the default where cuDNN is usable), Ember's
+// kernels (prefer_ember), or whichever was faster when both were timed on the op's first call
+// with that dtype and shape (benchmark; the verdicts are kept for the process, and EMBER_LOG=select
+// prints each with both times). Convolution: whose algorithms the heuristic policy tries first,
+// each in its own order; benchmark there turns on the convolution's benchmark policy for cuda keys
+// (set_conv_benchmark), which times cuDNN's engines and Ember's kernels together. Activations
+// (relu, sigmoid, tanh, elu, silu), softmax / log_softmax, pooling (max, average, adaptive
+// average) and batch norm: whether cuDNN's kernel runs them (ops/cudnn_ops.h); cases cuDNN lacks
+// always run Ember's.
+enum class BackendPreference : uint8_t { prefer_cudnn, prefer_ember, benchmark };
+enum class CudnnOp : uint8_t { conv2d, activation, softmax, pooling, batch_norm };
+constexpr int kCudnnOps = 5;
 void set_backend_preference(CudnnOp op, BackendPreference p);
 BackendPreference backend_preference(CudnnOp op);
-// "conv2d", "activation" or "softmax"; ValueError naming the ops on cuDNN otherwise.
+// "conv2d", "activation", "softmax", "pooling" or "batch_norm"; ValueError naming them otherwise.
 CudnnOp parse_cudnn_op(const std::string& name);
+const char* cudnn_op_name(CudnnOp op);
 // The convolution's: set_backend_preference(CudnnOp::conv2d, p).
 void set_conv_backend_preference(BackendPreference p);
 BackendPreference conv_backend_preference();
-// "prefer-cudnn" or "prefer-ember"; ValueError for another name.
+// "prefer-cudnn", "prefer-ember" or "benchmark"; ValueError for another name.
 BackendPreference parse_backend_preference(const std::string& name);
 const char* backend_preference_name(BackendPreference p);
+
+// Batch norm in training on cuDNN's CUDNN_BATCHNORM_SPATIAL_PERSISTENT mode instead of SPATIAL:
+// often faster, but cuDNN warns that it can overflow on some inputs, so it is opt-in (default
+// off; Python ember.backends.cudnn.batch_norm_persistent).
+void set_cudnn_batch_norm_persistent(bool on);
+bool cudnn_batch_norm_persistent();
 
 // One engine config in the order the heuristic policy tries them.
 struct CudnnEngineRow {

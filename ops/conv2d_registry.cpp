@@ -137,6 +137,13 @@ bool benchmark_locked(Registry& r) {
   return env_policy() == ConvPolicy::benchmark;
 }
 
+// The benchmark policy for `key`: on, or the convolution's backend preference is `benchmark` and
+// the key is on cuda (ops/conv2d_cudnn.h).
+bool benchmark_for_locked(Registry& r, const ConvKey& key) {
+  return benchmark_locked(r) ||
+         (key.device().is_cuda() && conv_backend_preference() == BackendPreference::benchmark);
+}
+
 bool deterministic_locked(Registry& r) {
   if (r.deterministic_api) return *r.deterministic_api;
   return env_policy() == ConvPolicy::deterministic;
@@ -246,7 +253,7 @@ ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string&
   // A library's algorithms first, in its own order (Note [Algorithm families]), then Ember's by
   // estimated cost; the other way round under prefer-ember (set_conv_backend_preference).
   // cuDNN's classic algorithms come last, for comparison.
-  const bool cudnn_first = conv_backend_preference() == BackendPreference::prefer_cudnn;
+  const bool cudnn_first = conv_backend_preference() != BackendPreference::prefer_ember;
   auto tier = [&](size_t i) {
     const ConvBackend b = sel.candidates[i].backend;
     if (b == ConvBackend::cudnn_legacy) return 2;
@@ -588,7 +595,7 @@ ConvSelection explain_conv_algos(const ConvKey& key) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   const std::string forced = forced_locked(r);
-  const bool benchmark = benchmark_locked(r);
+  const bool benchmark = benchmark_for_locked(r, key);
   if (forced.empty() && benchmark) {
     load_env_cache_locked(r);
     auto it = r.bench.find(key);
@@ -620,7 +627,7 @@ Ranking ranking_for(const ConvKey& key) {
   Registry& r = registry();
   std::unique_lock<std::mutex> lock(r.mu);
   const std::string forced = forced_locked(r);
-  const bool benchmark = benchmark_locked(r) && forced.empty();
+  const bool benchmark = benchmark_for_locked(r, key) && forced.empty();
   auto it = r.cache.find(key);
   if (it != r.cache.end() && it->second.forced == forced && it->second.benchmark == benchmark)
     return it->second;

@@ -2,7 +2,10 @@
 // (kernels/pool_shape.h).
 #include "ops/pool2d.h"
 
+#include <optional>
+
 #include "ops/checks.h"
+#include "ops/cudnn_ops.h"
 #include "ops/dispatch.h"
 
 namespace ember::ops {
@@ -60,17 +63,37 @@ Shape out_shape(const PoolShape& s) {
 }
 
 // The averaging pools, forward and backward, share one shape of dispatch: `in` (contiguous)
-// through the table's entry `kernel` into a new tensor of shape `out`.
+// through the table's entry `kernel` into a new tensor of shape `out`, or on cuda through
+// cuDNN's average pooling of window `as_avg` (nullptr: cuDNN has no such pooling).
 using AvgPoolKernel = decltype(KernelTable::avg_pool2d_fwd);
 
 Tensor run_avg_pool(const Tensor& in, const PoolShape& s, const Shape& out,
-                    AvgPoolKernel KernelTable::*kernel) {
+                    AvgPoolKernel KernelTable::*kernel, bool backward, const PoolShape* as_avg) {
   const Device dev = in.device();
   Tensor r = empty(out, {in.dtype(), dev});
   if (r.numel() == 0) return r;
   const Tensor c = in.contiguous();
-  (kernels_for(dev).*kernel)(in.dtype(), s, c.data_ptr(), r.data_ptr(), stream_of(dev));
+  auto ember = [&](bool) {
+    (kernels_for(dev).*kernel)(in.dtype(), s, c.data_ptr(), r.data_ptr(), stream_of(dev));
+  };
+  if (as_avg == nullptr)
+    ember(false);
+  else if (backward)
+    run_pool_backward(dev, PoolMode::avg, in.dtype(), *as_avg, nullptr, nullptr, c.data_ptr(),
+                      r.data_ptr(), ember);
+  else
+    run_pool_forward(dev, PoolMode::avg, in.dtype(), *as_avg, c.data_ptr(), r.data_ptr(), ember);
   return r;
+}
+
+// Adaptive average pooling as the average pooling it equals when the output divides the input
+// (windows of in / out, as many strides), or nullopt.
+std::optional<PoolShape> as_average(const PoolShape& s) {
+  if (s.h % s.oh != 0 || s.w % s.ow != 0) return std::nullopt;
+  PoolShape a = s;
+  a.kh = a.sh = s.h / s.oh;
+  a.kw = a.sw = s.w / s.ow;
+  return a;
 }
 
 void check_grad(const char* op, const Tensor& g, const Shape& want) {
@@ -82,17 +105,54 @@ void check_grad(const char* op, const Tensor& g, const Shape& want) {
 
 }  // namespace
 
-std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p) {
+std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p, bool need_indices) {
   check_input("max_pool2d", x);
   const PoolShape s =
       window_shape("max_pool2d", x.shape(), p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
   const Device dev = x.device();
-  Tensor y = empty(out_shape(s), {x.dtype(), dev}), idx = empty(out_shape(s), {kInt64, dev});
-  if (y.numel() == 0) return {y, idx};
+  Tensor y = empty(out_shape(s), {x.dtype(), dev}), idx;
+  auto ember = [&](bool) {
+    idx = empty(out_shape(s), {kInt64, dev});
+    if (y.numel() == 0) return;
+    const Tensor xc = x.contiguous();
+    kernels_for(dev).max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>(),
+                                    stream_of(dev));
+  };
+  if (need_indices || y.numel() == 0) {
+    ember(false);
+    return {y, idx};
+  }
   const Tensor xc = x.contiguous();
-  kernels_for(dev).max_pool2d_fwd(x.dtype(), s, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>(),
-                                  stream_of(dev));
+  if (run_pool_forward(dev, PoolMode::max, x.dtype(), s, xc.data_ptr(), y.data_ptr(), ember))
+    idx = Tensor();
   return {y, idx};
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                           const MaxPool2dParams& p) {
+  const char* op = "max_pool2d_backward";
+  check_input(op, x);
+  const Device dev = check_same_device(op, {&grad_y, &x, &y});
+  const PoolShape s =
+      window_shape(op, x.shape(), p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
+  check_grad(op, grad_y, out_shape(s));
+  EMBER_CHECK_SHAPE(y.shape() == out_shape(s) && y.dtype() == x.dtype(), op,
+                    ": expected the forward's output y of shape ", out_shape(s), " and dtype ",
+                    x.dtype(), ", got ", y.shape(), " ", y.dtype());
+  Tensor dx = empty(x.shape(), {grad_y.dtype(), dev});
+  if (dx.numel() == 0) return dx;
+  const Tensor xc = x.contiguous(), yc = y.contiguous(), gc = grad_y.contiguous();
+  run_pool_backward(dev, PoolMode::max, x.dtype(), s, xc.data_ptr(), yc.data_ptr(), gc.data_ptr(),
+                    dx.data_ptr(), [&](bool) {
+                      // Ember's backward routes by indices: find them again from x.
+                      const Tensor idx = max_pool2d(x, p, true).second;
+                      const KernelTable& k = kernels_for(dev);
+                      Tensor ws = workspace(dev, k.max_pool2d_bwd_workspace_bytes(s));
+                      k.max_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), idx.data<int64_t>(),
+                                       dx.data_ptr(), static_cast<int64_t*>(ws.data_ptr()),
+                                       stream_of(dev));
+                    });
+  return dx;
 }
 
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
@@ -134,14 +194,14 @@ PoolShape avg_shape(const char* op, const Shape& xs, const AvgPool2dParams& p) {
 Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p) {
   check_input("avg_pool2d", x);
   const PoolShape s = avg_shape("avg_pool2d", x.shape(), p);
-  return run_avg_pool(x, s, out_shape(s), &KernelTable::avg_pool2d_fwd);
+  return run_avg_pool(x, s, out_shape(s), &KernelTable::avg_pool2d_fwd, false, &s);
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const AvgPool2dParams& p) {
   const char* op = "avg_pool2d_backward";
   const PoolShape s = avg_shape(op, x_shape, p);
   check_grad(op, grad_y, out_shape(s));
-  return run_avg_pool(grad_y, s, x_shape, &KernelTable::avg_pool2d_bwd);
+  return run_avg_pool(grad_y, s, x_shape, &KernelTable::avg_pool2d_bwd, true, &s);
 }
 
 namespace {
@@ -160,7 +220,9 @@ PoolShape adaptive_shape(const char* op, const Shape& xs, std::array<int64_t, 2>
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> out) {
   check_input("adaptive_avg_pool2d", x);
   const PoolShape s = adaptive_shape("adaptive_avg_pool2d", x.shape(), out);
-  return run_avg_pool(x, s, out_shape(s), &KernelTable::adaptive_avg_pool2d_fwd);
+  const std::optional<PoolShape> a = as_average(s);
+  return run_avg_pool(x, s, out_shape(s), &KernelTable::adaptive_avg_pool2d_fwd, false,
+                      a ? &*a : nullptr);
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) {
@@ -168,7 +230,9 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   EMBER_CHECK_SHAPE(grad_y.dim() == 4, op, ": expected a 4-D grad_y, got shape ", grad_y.shape());
   const PoolShape s = adaptive_shape(op, x_shape, {grad_y.size(2), grad_y.size(3)});
   check_grad(op, grad_y, out_shape(s));
-  return run_avg_pool(grad_y, s, x_shape, &KernelTable::adaptive_avg_pool2d_bwd);
+  const std::optional<PoolShape> a = as_average(s);
+  return run_avg_pool(grad_y, s, x_shape, &KernelTable::adaptive_avg_pool2d_bwd, true,
+                      a ? &*a : nullptr);
 }
 
 }  // namespace ember::ops

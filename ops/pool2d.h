@@ -7,7 +7,9 @@
 // below 1; ValueError for kernel/stride/dilation < 1, padding < 0 or more than half the
 // kernel; DTypeError for non-float inputs; DeviceError for operands on different devices.
 // Tensors on cuda/emu run kernels/cuda/pool2d.cu; there max_pool2d_backward ignores indices
-// outside the plane instead of raising IndexError (the check would need a host sync).
+// outside the plane instead of raising IndexError (the check would need a host sync). On cuda,
+// cuDNN's pooling runs where it serves and the op's preference allows (ops/cudnn_ops.h; not
+// with dilation, divisor_override or ceil_mode's extra window).
 #pragma once
 
 #include <array>
@@ -40,9 +42,16 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride
                          bool ceil_mode);
 
 // x [N, C, H, W] -> {values [N, C, OH, OW], indices (int64, position h*W + w within the plane)}.
-std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p);
+// need_indices false lets cuDNN run it on cuda (ops/cudnn_ops.h): the indices are then undefined
+// when it did, and the backward is the form from x and y.
+std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const MaxPool2dParams& p,
+                                     bool need_indices = true);
 // requires: indices from max_pool2d on an input of shape x_shape; grad_y of the values' shape.
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape);
+// The backward from the forward's input x and output y (cuDNN's form): on cuda cuDNN's, where it
+// serves; elsewhere Ember's, with the indices found again from x.
+Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                           const MaxPool2dParams& p);
 
 Tensor avg_pool2d(const Tensor& x, const AvgPool2dParams& p);
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const AvgPool2dParams& p);

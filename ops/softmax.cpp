@@ -35,8 +35,9 @@ Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
   const Device dev = x.device();
   Tensor y = empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
-  if (cudnn_softmax_forward(dev, log, x.dtype(), s, x.data_ptr(), y.data_ptr())) return y;
-  kernels_for(dev).softmax_fwd(x.dtype(), s, log, x.data_ptr(), y.data_ptr(), stream_of(dev));
+  run_softmax_forward(dev, log, x.dtype(), s, x.data_ptr(), y.data_ptr(), [&](bool) {
+    kernels_for(dev).softmax_fwd(x.dtype(), s, log, x.data_ptr(), y.data_ptr(), stream_of(dev));
+  });
   return y;
 }
 
@@ -51,10 +52,11 @@ Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in
   const Tensor y = y_in.contiguous(), g = g_in.contiguous();
   Tensor dx = empty(y.shape(), {y.dtype(), dev});
   if (dx.numel() == 0) return dx;
-  if (cudnn_softmax_backward(dev, log, y.dtype(), s, y.data_ptr(), g.data_ptr(), dx.data_ptr()))
-    return dx;
-  kernels_for(dev).softmax_bwd(y.dtype(), s, log, y.data_ptr(), g.data_ptr(), dx.data_ptr(),
-                               stream_of(dev));
+  run_softmax_backward(dev, log, y.dtype(), s, y.data_ptr(), g.data_ptr(), dx.data_ptr(),
+                       [&](bool) {
+                         kernels_for(dev).softmax_bwd(y.dtype(), s, log, y.data_ptr(), g.data_ptr(),
+                                                      dx.data_ptr(), stream_of(dev));
+                       });
   return dx;
 }
 

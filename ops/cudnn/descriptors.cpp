@@ -64,10 +64,6 @@ cudnnHandle_t take_or_create(int device) {
   return h;
 }
 
-bool fits_int(int64_t v) {
-  return v >= 0 && v <= INT_MAX;
-}
-
 int as_int(int64_t v) {
   return static_cast<int>(v);
 }

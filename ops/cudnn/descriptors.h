@@ -46,6 +46,24 @@ const char* conv_refusal(const kernels::ConvShape& s);
 // cuDNN's data type for t (float32, float64, float16, bfloat16); DTypeError for the others.
 cudnnDataType_t data_type(DType t);
 
+// Whether v fits one of cuDNN's int sizes or paddings (0 .. 2^31 - 1).
+inline bool fits_int(int64_t v) {
+  return v >= 0 && v <= INT32_MAX;
+}
+
+// alpha = 1, beta = 0 in the type cuDNN scales with (double for float64 data).
+struct Scale {
+  double one64 = 1, zero64 = 0;
+  float one32 = 1, zero32 = 0;
+  const void* one;
+  const void* zero;
+  explicit Scale(DType t)
+      : one(t == DType::f64 ? static_cast<const void*>(&one64) : &one32),
+        zero(t == DType::f64 ? static_cast<const void*>(&zero64) : &zero32) {}
+  Scale(const Scale&) = delete;
+  Scale& operator=(const Scale&) = delete;
+};
+
 class TensorDescriptor {
  public:
   TensorDescriptor();

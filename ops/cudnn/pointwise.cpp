@@ -10,21 +10,6 @@
 namespace ember::ops::cudnn {
 namespace {
 
-bool fits(int64_t v) {
-  return v > 0 && v <= INT_MAX;
-}
-
-// alpha = 1, beta = 0 in the type cuDNN scales with (double for float64 data).
-struct Scale {
-  double one64 = 1, zero64 = 0;
-  float one32 = 1, zero32 = 0;
-  const void* one;
-  const void* zero;
-  explicit Scale(DType t)
-      : one(t == DType::f64 ? static_cast<const void*>(&one64) : &one32),
-        zero(t == DType::f64 ? static_cast<const void*>(&zero64) : &zero32) {}
-};
-
 bool has_cudnn_mode(kernels::Activation a) {
   using kernels::Activation;
   return a == Activation::relu || a == Activation::sigmoid || a == Activation::tanh ||
@@ -70,7 +55,7 @@ class ActivationDescriptor {
 
 bool activation_forward(cudnnHandle_t h, kernels::Activation a, kernels::ActivationParams p,
                         DType t, int64_t n, const void* x, void* y) {
-  if (!has_cudnn_mode(a) || !fits(n)) return false;
+  if (!has_cudnn_mode(a) || !fits_int(n)) return false;
   ActivationDescriptor act(a, p);
   TensorDescriptor d;
   d.set_nchw(t, n, 1, 1, 1);
@@ -83,7 +68,7 @@ bool activation_forward(cudnnHandle_t h, kernels::Activation a, kernels::Activat
 bool activation_backward(cudnnHandle_t h, int device, kernels::Activation a,
                          kernels::ActivationParams p, DType t, int64_t n, const void* s,
                          const void* dy, void* dx) {
-  if (!has_cudnn_mode(a) || !fits(n)) return false;
+  if (!has_cudnn_mode(a) || !fits_int(n)) return false;
   ActivationDescriptor act(a, p);
   TensorDescriptor d;
   d.set_nchw(t, n, 1, 1, 1);
@@ -111,7 +96,7 @@ namespace {
 
 // outer x dim x inner x 1, NCHW: cuDNN's channel mode normalises over C.
 bool describe(TensorDescriptor& d, DType t, const kernels::SoftmaxShape& s) {
-  if (!fits(s.outer) || !fits(s.dim) || !fits(s.inner) ||
+  if (!fits_int(s.outer) || !fits_int(s.dim) || !fits_int(s.inner) ||
       s.outer * s.dim * s.inner > int64_t{INT_MAX})
     return false;
   d.set_nchw(t, s.outer, s.dim, s.inner, 1);

@@ -176,6 +176,8 @@ void init_runtime(pb::module_& m) {
     return std::string(
         ops::backend_preference_name(ops::backend_preference(ops::parse_cudnn_op(op))));
   });
+  m.def("_cudnn_set_bn_persistent", [](bool on) { ops::set_cudnn_batch_norm_persistent(on); });
+  m.def("_cudnn_bn_persistent", [] { return ops::cudnn_batch_norm_persistent(); });
   m.def("_cudnn_version", [] { return loaded_cudnn_libs().loaded; });
   m.def("_cudnn_verdict", [] {
     const EnvReport r = collect_env_report();

@@ -218,6 +218,9 @@ summary_rows() {
     grep -m1 "cuDNN configs checked against float64" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
     grep -m1 "FindEx under FMA" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
   fi
+  # The benchmark preference's verdicts on ResNet-50's stem: cuDNN's and Ember's times.
+  grep "backend verdict | " "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: backend verdict | /cudnn  | /'
+
   echo "cudnn  | ember algos resnet50 b8 112x112: ${algos_row[resnet50]}"
   echo "cudnn  | ember algos vgg16 b8 64x64: ${algos_row[vgg16]}"
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"

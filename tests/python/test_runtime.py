@@ -89,19 +89,33 @@ def test_cudnn_switches_have_torchs_names():
         assert cudnn.allow_tf32
         cudnn.preference = "prefer-ember"
         assert cudnn.preference == "prefer-ember"
-        with pytest.raises(ember.ValueError, match="prefer-cudnn or prefer-ember"):
+        with pytest.raises(ember.ValueError, match="prefer-cudnn, prefer-ember or benchmark"):
             cudnn.preference = "fastest"
         cudnn.set_preference("softmax", "prefer-ember")
         assert cudnn.preference_of("softmax") == "prefer-ember"
         assert cudnn.preference_of("activation") == "prefer-cudnn"
-        with pytest.raises(ember.ValueError, match="conv2d, activation or softmax"):
+        cudnn.set_preference("pooling", "benchmark")
+        cudnn.set_preference("batch_norm", "prefer-ember")
+        assert cudnn.preference_of("pooling") == "benchmark"
+        assert cudnn.preference_of("batch_norm") == "prefer-ember"
+        with pytest.raises(ember.ValueError, match="softmax, pooling or batch_norm"):
             cudnn.set_preference("pool2d", "prefer-cudnn")
+        assert cudnn.batch_norm_persistent is False
+        cudnn.batch_norm_persistent = True
+        assert cudnn.batch_norm_persistent is True
+        # On the cpu the preferences change nothing: max pooling and its gradient as before.
+        x = ember.randn(2, 3, 9, 9, requires_grad=True)
+        y = ember.nn.functional.max_pool2d(x, 3, 2, 1)
+        y.sum().backward()
+        assert x.grad.sum().item() == pytest.approx(float(y.numel()))
     finally:
         cudnn.enabled = True
         cudnn.deterministic = False
         cudnn.allow_tf32 = False
         cudnn.preference = "prefer-cudnn"
-        cudnn.set_preference("softmax", "prefer-cudnn")
+        cudnn.batch_norm_persistent = False
+        for op in ("softmax", "pooling", "batch_norm"):
+            cudnn.set_preference(op, "prefer-cudnn")
 
 
 def test_conv_benchmark_policy_and_cache(tmp_path):

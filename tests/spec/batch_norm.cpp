@@ -159,8 +159,9 @@ TEST_CASE(
           for (bool all : {true, false}) {
             CAPTURE(all);
             const bool params = all && cs.affine;
-            const ops::BatchNormGrads gr = ops::batch_norm_backward(
-                dy, x, w, got.save_mean, got.save_invstd, training, true, params, params);
+            const ops::BatchNormGrads gr =
+                ops::batch_norm_backward(dy, x, w, got.save_mean, got.save_invstd, training, true,
+                                         params, params, got.reserve, eps);
             check_result(gr.grad_input, dev, t, cs.x, want.dx, bn_tolerance(t, scale * invstd * 4));
             if (!params) {
               CHECK_FALSE(gr.grad_weight.defined());
@@ -191,7 +192,7 @@ TEST_CASE("batch_norm on a misaligned view, empty input and one value per channe
     const double invstd = max_abs(want.invstd), scale = max_abs(xv) * invstd;
     check_result(got.out, dev, kFloat32, xm.shape(), want.y, bn_tolerance(kFloat32, scale * 4));
     const ops::BatchNormGrads gr = ops::batch_norm_backward(
-        xm, xm, {}, got.save_mean, got.save_invstd, true, true, false, false);
+        xm, xm, {}, got.save_mean, got.save_invstd, true, true, false, false, got.reserve);
     check_result(gr.grad_input, dev, kFloat32, xm.shape(), want.dx,
                  bn_tolerance(kFloat32, scale * invstd * 4));
 

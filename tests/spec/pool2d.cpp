@@ -177,6 +177,11 @@ TEST_CASE("pool2d: max and avg, forward and backward, against float64 loops on e
           CHECK(idx.dtype() == kInt64);
           CHECK(idx.to_vector<int64_t>() == rm.idx);
           check_result(ops::max_pool2d_backward(dym, idx, xs), dev, t, xs, rm.dmax);
+          // Without indices (on cuda, cuDNN's pooling where it serves), and the backward from x
+          // and y: the same values, and the gradient at each window's first maximum.
+          const Tensor y2 = ops::max_pool2d(x, mp, /*need_indices=*/false).first;
+          check_result(y2, dev, t, ys, rm.max);
+          check_result(ops::max_pool2d_backward(dym, x, y2, mp), dev, t, xs, rm.dmax);
           // Average pooling with both count_include_pad settings and a divisor override.
           for (bool include_pad : {true, false}) {
             for (int64_t divisor : {0, 5}) {

@@ -9,9 +9,13 @@
 Unlike PyTorch, allow_tf32 is False by default: float32 stays strict FMA math unless asked.
 `benchmark` and `deterministic` are the convolution policy of ember.backends.conv (one setting,
 two names). `preference` is the convolution's "prefer-cudnn" (the default: cuDNN's ranked engines
-first under the heuristic policy) or "prefer-ember" (Ember's kernels first); set_preference(op,
-name) sets it for "activation" (relu, sigmoid, tanh, elu, silu) and "softmax" too. Without a GPU, or without a usable
-cuDNN, convolutions run on Ember's kernels and `is_available()` says why not.
+first under the heuristic policy), "prefer-ember" (Ember's kernels first) or "benchmark" (cuda
+convolutions under the benchmark policy). set_preference(op, name) sets it per op: "conv2d",
+"activation" (relu, sigmoid, tanh, elu, silu), "softmax", "pooling" (max, average, adaptive
+average) and "batch_norm"; there "benchmark" times cuDNN's call and Ember's kernel on the first
+call of each shape and keeps the faster. `batch_norm_persistent = True` lets training batch norm
+use cuDNN's faster SPATIAL_PERSISTENT mode, which can overflow (off by default). Without a GPU,
+or without a usable cuDNN, every op runs on Ember's kernels and `is_available()` says why not.
 """
 import sys
 
@@ -20,8 +24,9 @@ from .conv import _ConvModule
 
 
 def set_preference(op, name):
-    """Who runs `op` ("conv2d", "activation" or "softmax") on cuda: "prefer-cudnn" (the default)
-    or "prefer-ember". ember.ValueError for another op or name."""
+    """Who runs `op` ("conv2d", "activation", "softmax", "pooling" or "batch_norm") on cuda:
+    "prefer-cudnn" (the default), "prefer-ember" or "benchmark". ember.ValueError for another op
+    or name."""
     _C._cudnn_set_preference(str(op), str(name))
 
 
@@ -71,6 +76,14 @@ class _CudnnModule(_ConvModule):
     @allow_tf32.setter
     def allow_tf32(self, on):
         _C._conv_set_allow_tf32(bool(on))
+
+    @property
+    def batch_norm_persistent(self):
+        return _C._cudnn_bn_persistent()
+
+    @batch_norm_persistent.setter
+    def batch_norm_persistent(self, on):
+        _C._cudnn_set_bn_persistent(bool(on))
 
     @property
     def preference(self):
