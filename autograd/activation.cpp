@@ -65,4 +65,15 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
                 });
 }
 
+Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
+  return record("HardtanhBackward", ops::hardtanh(x, min_val, max_val), {x}, {x},
+                [min_val, max_val](const Tensor& g, const Saved& s) {
+                  return Grads{ops::hardtanh_backward(g, s[0], min_val, max_val)};
+                });
+}
+
+Tensor relu6(const Tensor& x) {
+  return hardtanh(x, 0.0, 6.0);
+}
+
 }  // namespace ember

@@ -18,5 +18,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate);
 Tensor silu(const Tensor& x);
 Tensor elu(const Tensor& x, double alpha = 1.0);
 Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+Tensor relu6(const Tensor& x);  // hardtanh(x, 0, 6)
 
 }  // namespace ember

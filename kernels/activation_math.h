@@ -22,10 +22,12 @@ enum class Activation : uint8_t {
   gelu_tanh,
   silu,
   elu,
-  softplus
+  softplus,
+  hardtanh
 };
 
-// alpha: leaky_relu's negative slope, elu's alpha. beta, threshold: softplus's.
+// alpha: leaky_relu's negative slope, elu's alpha, hardtanh's min_val. beta, threshold:
+// softplus's; beta is also hardtanh's max_val.
 struct ActivationParams {
   double alpha = 0.0, beta = 1.0, threshold = 20.0;
 };
@@ -95,6 +97,8 @@ EMBER_HOST_DEVICE T activation_value(Activation a, const ActivationCoeffs<T>& p,
       const T bx = x * p.beta;
       return bx > p.threshold ? x : math::log1p(math::exp(bx)) / p.beta;
     }
+    case Activation::hardtanh:  // NaN stays NaN, as PyTorch's
+      return x < p.alpha ? p.alpha : x > p.beta ? p.beta : x;
   }
   return x;
 }
@@ -135,6 +139,8 @@ EMBER_HOST_DEVICE T activation_grad(Activation a, const ActivationCoeffs<T>& p, 
       const T z = math::exp(bx);
       return g * z / (z + T(1));
     }
+    case Activation::hardtanh:  // zero at and beyond the bounds, as PyTorch's
+      return s <= p.alpha || s >= p.beta ? T(0) : g;
   }
   return g;
 }

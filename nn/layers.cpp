@@ -83,6 +83,15 @@ std::shared_ptr<Activation> Softplus(double beta, double threshold) {
       "Softplus", [beta, threshold](const Tensor& x) { return softplus(x, beta, threshold); },
       "beta=" + num(beta) + ", threshold=" + num(threshold));
 }
+std::shared_ptr<Activation> Hardtanh(double min_val, double max_val) {
+  ops::hardtanh(empty({0}), min_val, max_val);  // checks the bounds now, not at the first call
+  return std::make_shared<Activation>(
+      "Hardtanh", [min_val, max_val](const Tensor& x) { return hardtanh(x, min_val, max_val); },
+      "min_val=" + num(min_val) + ", max_val=" + num(max_val));
+}
+std::shared_ptr<Activation> ReLU6() {
+  return std::make_shared<Activation>("ReLU6", [](const Tensor& x) { return relu6(x); });
+}
 
 Dropout::Dropout(double p, Generator* gen) : p_(p), gen_(gen) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1, "Dropout: p must be in [0, 1], got ", p);

@@ -56,6 +56,8 @@ std::shared_ptr<Activation> GELU(GeluApproximate approximate = GeluApproximate::
 std::shared_ptr<Activation> SiLU();
 std::shared_ptr<Activation> ELU(double alpha = 1.0);
 std::shared_ptr<Activation> Softplus(double beta = 1.0, double threshold = 20.0);
+std::shared_ptr<Activation> Hardtanh(double min_val = -1.0, double max_val = 1.0);
+std::shared_ptr<Activation> ReLU6();
 
 // Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); identity in
 // eval. Draws from `gen` (the default generator when null), so runs are reproducible.

@@ -65,6 +65,15 @@ kernels::ActivationParams softplus_params(double beta, double threshold) {
   return p;
 }
 
+kernels::ActivationParams bounds(const char* op, double min_val, double max_val) {
+  EMBER_CHECK_VALUE(min_val <= max_val, op, ": min_val (", min_val,
+                    ") cannot be greater than max_val (", max_val, ")");
+  kernels::ActivationParams p;
+  p.alpha = min_val;
+  p.beta = max_val;
+  return p;
+}
+
 Activation gelu_kind(GeluApproximate a) {
   return a == GeluApproximate::Tanh ? Activation::gelu_tanh : Activation::gelu;
 }
@@ -97,6 +106,10 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   return forward(Activation::softplus, "softplus", x, softplus_params(beta, threshold));
 }
 
+Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
+  return forward(Activation::hardtanh, "hardtanh", x, bounds("hardtanh", min_val, max_val));
+}
+
 Tensor relu_backward(const Tensor& g, const Tensor& x) {
   return backward(Activation::relu, "relu_backward", g, x);
 }
@@ -121,6 +134,11 @@ Tensor elu_backward(const Tensor& g, const Tensor& x, double a) {
 Tensor softplus_backward(const Tensor& g, const Tensor& x, double beta, double threshold) {
   return backward(Activation::softplus, "softplus_backward", g, x,
                   softplus_params(beta, threshold));
+}
+
+Tensor hardtanh_backward(const Tensor& g, const Tensor& x, double min_val, double max_val) {
+  return backward(Activation::hardtanh, "hardtanh_backward", g, x,
+                  bounds("hardtanh_backward", min_val, max_val));
 }
 
 }  // namespace ember::ops

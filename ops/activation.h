@@ -26,8 +26,12 @@ Tensor silu(const Tensor& x);               // x * sigmoid(x)
 Tensor elu(const Tensor& x, double alpha);  // x > 0 ? x : alpha (e^x - 1)
 // x * beta > threshold ? x : log(1 + exp(beta x)) / beta.
 Tensor softplus(const Tensor& x, double beta, double threshold);
+// clamp(x, min_val, max_val), NaN kept (relu6 is hardtanh(x, 0, 6)). ValueError when
+// min_val > max_val.
+Tensor hardtanh(const Tensor& x, double min_val, double max_val);
 
-// Input gradients. relu, leaky_relu, gelu, silu, elu and softplus take the forward input x;
+// Input gradients. relu, leaky_relu, gelu, silu, elu, softplus and hardtanh take the forward
+// input x;
 // sigmoid and tanh take the forward output y. relu/leaky_relu pass the slope for x <= 0.
 Tensor relu_backward(const Tensor& grad_out, const Tensor& x);
 Tensor leaky_relu_backward(const Tensor& grad_out, const Tensor& x, double negative_slope);
@@ -37,5 +41,7 @@ Tensor gelu_backward(const Tensor& grad_out, const Tensor& x, GeluApproximate ap
 Tensor silu_backward(const Tensor& grad_out, const Tensor& x);
 Tensor elu_backward(const Tensor& grad_out, const Tensor& x, double alpha);
 Tensor softplus_backward(const Tensor& grad_out, const Tensor& x, double beta, double threshold);
+// grad_out where min_val < x < max_val, else 0.
+Tensor hardtanh_backward(const Tensor& grad_out, const Tensor& x, double min_val, double max_val);
 
 }  // namespace ember::ops

@@ -37,7 +37,7 @@ bool conv_allow_tf32();
 // prints each with both times). Convolution: whose algorithms the heuristic policy tries first,
 // each in its own order; benchmark there turns on the convolution's benchmark policy for cuda keys
 // (set_conv_benchmark), which times cuDNN's engines and Ember's kernels together. Activations
-// (relu, sigmoid, tanh, elu, silu), softmax / log_softmax, pooling (max, average, adaptive
+// (relu, sigmoid, tanh, elu, silu, relu6), softmax / log_softmax, pooling (max, average, adaptive
 // average) and batch norm: whether cuDNN's kernel runs them (ops/cudnn_ops.h); cases cuDNN lacks
 // always run Ember's.
 enum class BackendPreference : uint8_t { prefer_cudnn, prefer_ember, benchmark };

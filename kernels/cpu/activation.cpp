@@ -44,6 +44,8 @@ void dispatch_activation(Activation a, F&& f) {
       return f(std::integral_constant<Activation, Activation::elu>{});
     case Activation::softplus:
       return f(std::integral_constant<Activation, Activation::softplus>{});
+    case Activation::hardtanh:
+      return f(std::integral_constant<Activation, Activation::hardtanh>{});
   }
 }
 

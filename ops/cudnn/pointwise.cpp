@@ -10,10 +10,15 @@
 namespace ember::ops::cudnn {
 namespace {
 
-bool has_cudnn_mode(kernels::Activation a) {
+// hardtanh(x, 0, c) is cuDNN's clipped relu with ceiling c (relu6: c = 6).
+bool is_clipped_relu(kernels::Activation a, const kernels::ActivationParams& p) {
+  return a == kernels::Activation::hardtanh && p.alpha == 0.0 && p.beta > 0.0;
+}
+
+bool has_cudnn_mode(kernels::Activation a, const kernels::ActivationParams& p) {
   using kernels::Activation;
   return a == Activation::relu || a == Activation::sigmoid || a == Activation::tanh ||
-         a == Activation::elu || a == Activation::silu;
+         a == Activation::elu || a == Activation::silu || is_clipped_relu(a, p);
 }
 
 }  // namespace
@@ -34,10 +39,11 @@ class ActivationDescriptor {
                                        : a == Activation::sigmoid ? CUDNN_ACTIVATION_SIGMOID
                                        : a == Activation::tanh    ? CUDNN_ACTIVATION_TANH
                                        : a == Activation::elu     ? CUDNN_ACTIVATION_ELU
-                                                                  : CUDNN_ACTIVATION_SWISH;
-    // coef: elu's alpha (clipped relu's ceiling); swish's beta is set apart.
-    EMBER_CUDNN_CHECK(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN,
-                                                   a == Activation::elu ? p.alpha : 0.0),
+                                       : a == Activation::silu    ? CUDNN_ACTIVATION_SWISH
+                                                                  : CUDNN_ACTIVATION_CLIPPED_RELU;
+    // coef: elu's alpha, clipped relu's ceiling; swish's beta is set apart.
+    const double coef = a == Activation::elu ? p.alpha : a == Activation::hardtanh ? p.beta : 0.0;
+    EMBER_CUDNN_CHECK(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN, coef),
                       "describing an activation");
     if (a == Activation::silu)
       EMBER_CUDNN_CHECK(cudnnSetActivationDescriptorSwishBeta(d_, 1.0), "describing silu");
@@ -55,7 +61,7 @@ class ActivationDescriptor {
 
 bool activation_forward(cudnnHandle_t h, kernels::Activation a, kernels::ActivationParams p,
                         DType t, int64_t n, const void* x, void* y) {
-  if (!has_cudnn_mode(a) || !fits_int(n)) return false;
+  if (!has_cudnn_mode(a, p) || !fits_int(n)) return false;
   ActivationDescriptor act(a, p);
   TensorDescriptor d;
   d.set_nchw(t, n, 1, 1, 1);
@@ -68,7 +74,7 @@ bool activation_forward(cudnnHandle_t h, kernels::Activation a, kernels::Activat
 bool activation_backward(cudnnHandle_t h, int device, kernels::Activation a,
                          kernels::ActivationParams p, DType t, int64_t n, const void* s,
                          const void* dy, void* dx) {
-  if (!has_cudnn_mode(a) || !fits_int(n)) return false;
+  if (!has_cudnn_mode(a, p) || !fits_int(n)) return false;
   ActivationDescriptor act(a, p);
   TensorDescriptor d;
   d.set_nchw(t, n, 1, 1, 1);
@@ -76,7 +82,8 @@ bool activation_backward(cudnnHandle_t h, int device, kernels::Activation a,
   const void* x = s;
   const void* y = s;
   Tensor recomputed;
-  if (a == kernels::Activation::elu || a == kernels::Activation::silu) {
+  if (a == kernels::Activation::elu || a == kernels::Activation::silu ||
+      a == kernels::Activation::hardtanh) {
     // Ember keeps the input; cuDNN's backward reads the output too.
     recomputed = empty({n}, {t, Device(DeviceType::CUDA, device)});
     EMBER_CUDNN_CHECK(cudnnActivationForward(h, act.get(), k.one, d.get(), s, k.zero, d.get(),

@@ -14,12 +14,13 @@
 
 namespace ember::ops::cudnn {
 
-// relu, sigmoid, tanh, elu (alpha) and silu (cuDNN's swish, beta 1), NaN propagated as PyTorch
-// does; y and x: n contiguous elements.
+// relu, sigmoid, tanh, elu (alpha), silu (cuDNN's swish, beta 1) and hardtanh(x, 0, c) (cuDNN's
+// clipped relu; relu6), NaN propagated as PyTorch does; y and x: n contiguous elements.
 bool activation_forward(cudnnHandle_t h, kernels::Activation a, kernels::ActivationParams p,
                         DType t, int64_t n, const void* x, void* y);
 // s is what Ember's backward keeps: the output for sigmoid and tanh, the input for the others
-// (cuDNN wants both x and y: relu's is either, elu's and silu's y is recomputed from x).
+// (cuDNN wants both x and y: relu's is either, elu's, silu's and clipped relu's y is recomputed
+// from x).
 // `device`: the cuda device, for the recomputed y.
 bool activation_backward(cudnnHandle_t h, int device, kernels::Activation a,
                          kernels::ActivationParams p, DType t, int64_t n, const void* s,

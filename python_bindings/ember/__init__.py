@@ -18,8 +18,8 @@ from ._C import (  # noqa: F401
     eq, ne, lt, le, gt, ge, matmul, mm, bmm, transpose, permute, reshape, flatten, cat, stack,
     detach, broadcast_shapes,
     conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, relu, leaky_relu, sigmoid,
-    tanh, gelu, silu, elu, softplus, dropout, linear, softmax, log_softmax, cross_entropy,
-    nll_loss, mse_loss, save, is_grad_enabled, set_grad_enabled,
+    tanh, gelu, silu, elu, softplus, hardtanh, relu6, dropout, linear, softmax, log_softmax,
+    cross_entropy, nll_loss, mse_loss, save, is_grad_enabled, set_grad_enabled,
 )
 from . import _tensor  # noqa: F401  (Python-side Tensor methods)
 from ._factories import (  # noqa: F401

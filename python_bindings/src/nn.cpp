@@ -133,6 +133,9 @@ void init_nn(pb::module_& m) {
   });
   m.def("_SiLU", [] { return std::shared_ptr<Module>(nn::SiLU()); });
   m.def("_ELU", [](double a) { return std::shared_ptr<Module>(nn::ELU(a)); });
+  m.def("_Hardtanh",
+        [](double lo, double hi) { return std::shared_ptr<Module>(nn::Hardtanh(lo, hi)); });
+  m.def("_ReLU6", [] { return std::shared_ptr<Module>(nn::ReLU6()); });
   m.def("_Softplus",
         [](double b, double t) { return std::shared_ptr<Module>(nn::Softplus(b, t)); });
   m.def(

@@ -99,6 +99,11 @@ void init_nn_ops(pb::module_& m) {
       [](const Tensor& x, double beta, double threshold) { return softplus(x, beta, threshold); },
       arg("input"), arg("beta") = 1.0, arg("threshold") = 20.0);
   m.def(
+      "hardtanh", [](const Tensor& x, double lo, double hi) { return hardtanh(x, lo, hi); },
+      arg("input"), arg("min_val") = -1.0, arg("max_val") = 1.0);
+  m.def(
+      "relu6", [](const Tensor& x) { return relu6(x); }, arg("input"));
+  m.def(
       "dropout", [](const Tensor& x, double p, bool training) { return dropout(x, p, training); },
       arg("input"), arg("p") = 0.5, arg("training") = true);
   m.def(

@@ -214,6 +214,9 @@ TEST_CASE("cudnn on cuda:0: activations and softmax, forward and backward, again
        [](const Tensor& a, const Tensor& gr_) { return ops::elu_backward(gr_, a, 0.7); }},
       {"silu", [](const Tensor& a, const Tensor&) { return ops::silu(a); },
        [](const Tensor& a, const Tensor& gr_) { return ops::silu_backward(gr_, a); }},
+      {"relu6 (clipped relu)",
+       [](const Tensor& a, const Tensor&) { return ops::hardtanh(a, 0, 6); },
+       [](const Tensor& a, const Tensor& gr_) { return ops::hardtanh_backward(gr_, a, 0, 6); }},
       {"softmax dim 1", [](const Tensor& a, const Tensor&) { return ops::softmax(a, 1); },
        [](const Tensor& a, const Tensor& gr_) {
          return ops::softmax_backward(gr_, ops::softmax(a, 1), 1);

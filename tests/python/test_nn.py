@@ -310,3 +310,14 @@ def test_fuse_for_inference_moves_relus_in_a_sequential():
         got = seq(x).numpy()
     assert report["fused"] == ["0+1"] and report["relu"] == ["0+2", "3+4"]
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_hardtanh_and_relu6_modules_match_torch():
+    x = ember.randn(3, 8) * 5
+    xt = torch.tensor(x.numpy())
+    for mine, theirs in ((nn.Hardtanh(-2.0, 3.0), torch.nn.Hardtanh(-2.0, 3.0)),
+                         (nn.ReLU6(), torch.nn.ReLU6())):
+        np.testing.assert_allclose(mine(x).numpy(), theirs(xt).numpy(), rtol=0, atol=0)
+    assert "Hardtanh(min_val=-2, max_val=3)" in repr(nn.Hardtanh(-2.0, 3.0))
+    with pytest.raises(ember.ValueError, match="min_val .* cannot be greater than max_val"):
+        nn.Hardtanh(1.0, -1.0)

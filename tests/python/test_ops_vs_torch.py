@@ -81,6 +81,8 @@ SPECS = [
     ("silu", F.silu, TF.silu, [normal((3, 7))]),
     ("elu", lambda a: F.elu(a, alpha=0.7), lambda a: TF.elu(a, alpha=0.7), [away_from_zero((9,))]),
     ("softplus", lambda a: F.softplus(a, beta=2, threshold=3), lambda a: TF.softplus(a, beta=2, threshold=3), [normal((3, 7))]),
+    ("hardtanh", lambda a: F.hardtanh(a, -0.5, 1.5), lambda a: TF.hardtanh(a, -0.5, 1.5), [normal((4, 9))]),
+    ("relu6", lambda a: F.relu6(a * 4), lambda a: TF.relu6(a * 4), [normal((4, 9))]),
     ("softmax", lambda a: F.softmax(a, 1), lambda a: TF.softmax(a, 1), [normal((3, 7))]),
     ("log_softmax", lambda a: F.log_softmax(a, -1), lambda a: TF.log_softmax(a, -1), [normal((2, 3, 5))]),
     ("linear", F.linear, TF.linear, [normal((3, 5)), normal((7, 5)), normal((7,))]),

@@ -86,6 +86,19 @@ const ActSpec kActs[] = {
      },
      [](double x) { return 2 * x > 3 ? x : std::log1p(std::exp(2 * x)) / 2; },
      [](double x) { return 2 * x > 3 ? 1.0 : sigmoid_ref(2 * x); }},
+    // PyTorch's defaults, and relu6 (cuDNN's clipped relu on cuda).
+    {"hardtanh", [](const Tensor& x) { return ops::hardtanh(x, -1.0, 1.0); },
+     [](const Tensor& g, const Tensor& x, const Tensor&) {
+       return ops::hardtanh_backward(g, x, -1.0, 1.0);
+     },
+     [](double x) { return std::min(std::max(x, -1.0), 1.0); },
+     [](double x) { return x > -1 && x < 1 ? 1.0 : 0.0; }},
+    {"hardtanh 0..6 (relu6)", [](const Tensor& x) { return ops::hardtanh(x, 0.0, 6.0); },
+     [](const Tensor& g, const Tensor& x, const Tensor&) {
+       return ops::hardtanh_backward(g, x, 0.0, 6.0);
+     },
+     [](double x) { return std::min(std::max(x, 0.0), 6.0); },
+     [](double x) { return x > 0 && x < 6 ? 1.0 : 0.0; }},
 };
 
 // Checks act's forward on x and its backward on (g, x, y) against the closed forms.
@@ -154,6 +167,25 @@ TEST_CASE("softplus keeps PyTorch's threshold and large inputs finite on every t
       check_result(ops::softplus(x2, 2.0, 3.0), dev, t, {2},
                    {std::log1p(e * e) / 2, as_stored(1.501, t)});
     }
+  });
+}
+
+TEST_CASE("hardtanh at its bounds, on NaN, and with bounds the wrong way round, every target") {
+  for_each_target([&](Device dev) {
+    for (DType t : {kFloat32, kFloat64}) {
+      CAPTURE(t);
+      const Tensor x = from_vector<double>({-7, 0, 3, 6, 9, std::nan("")}).to(dev, t);
+      const std::vector<double> y = ops::hardtanh(x, 0.0, 6.0).to_vector<double>();
+      CHECK(std::vector<double>(y.begin(), y.end() - 1) == std::vector<double>{0, 0, 3, 6, 6});
+      CHECK(std::isnan(y.back()));
+      // The gradient is zero at the bounds themselves (PyTorch's), and passes through NaN.
+      const Tensor g = from_vector<double>({1, 2, 3, 4, 5, 6}).to(dev, t);
+      check_result(ops::hardtanh_backward(g, x, 0.0, 6.0), dev, t, {6}, {0, 0, 3, 0, 0, 6});
+      check_result(ops::hardtanh(x.slice(0, 0, 5), 2.0, 2.0), dev, t, {5}, {2, 2, 2, 2, 2});
+    }
+    CHECK_THROWS_WITH_AS(
+        ops::hardtanh(zeros({2}, {kFloat32, dev}), 1.0, -1.0),
+        doctest::Contains("hardtanh: min_val (1) cannot be greater than max_val (-1)"), ValueError);
   });
 }
 

@@ -1,4 +1,4 @@
-"""cuDNN for convolutions on `cuda`, with PyTorch's names (torch.backends.cudnn):
+"""cuDNN on `cuda`, with PyTorch's names (torch.backends.cudnn):
 
     import ember
     ember.backends.cudnn.enabled = False      # Ember's kernels only (EMBER_CUDNN=0 likewise)
@@ -11,7 +11,7 @@ Unlike PyTorch, allow_tf32 is False by default: float32 stays strict FMA math un
 two names). `preference` is the convolution's "prefer-cudnn" (the default: cuDNN's ranked engines
 first under the heuristic policy), "prefer-ember" (Ember's kernels first) or "benchmark" (cuda
 convolutions under the benchmark policy). set_preference(op, name) sets it per op: "conv2d",
-"activation" (relu, sigmoid, tanh, elu, silu), "softmax", "pooling" (max, average, adaptive
+"activation" (relu, sigmoid, tanh, elu, silu, relu6), "softmax", "pooling" (max, average, adaptive
 average) and "batch_norm"; there "benchmark" times cuDNN's call and Ember's kernel on the first
 call of each shape and keeps the faster. `batch_norm_persistent = True` lets training batch norm
 use cuDNN's faster SPATIAL_PERSISTENT mode, which can overflow (off by default). Without a GPU,

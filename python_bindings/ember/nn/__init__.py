@@ -2,7 +2,7 @@
 from .modules import Module, Parameter, Sequential, ModuleList  # noqa: F401
 from .layers import (  # noqa: F401
     CppModule, Linear, Conv2d, BatchNorm2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Flatten,
-    Dropout, ReLU, LeakyReLU, Sigmoid, Tanh, GELU, SiLU, ELU, Softplus, Identity,
+    Dropout, ReLU, LeakyReLU, Sigmoid, Tanh, GELU, SiLU, ELU, Softplus, Hardtanh, ReLU6, Identity,
     CrossEntropyLoss, NLLLoss, MSELoss, model,
 )
 from . import functional, init, utils  # noqa: F401

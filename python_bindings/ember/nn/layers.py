@@ -132,6 +132,16 @@ class ELU(CppModule):
         super().__init__(_C._ELU(alpha))
 
 
+class Hardtanh(CppModule):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__(_C._Hardtanh(min_val, max_val))
+
+
+class ReLU6(CppModule):
+    def __init__(self, inplace=False):
+        super().__init__(_C._ReLU6())
+
+
 class Softplus(CppModule):
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__(_C._Softplus(beta, threshold))
