@@ -14,6 +14,7 @@
 #include "autograd/pool2d.h"
 #include "autograd/softmax.h"
 #include "ember/build_config.h"
+#include "nn/amp.h"
 #include "nn/checkpoint.h"
 #include "nn/conv.h"
 #include "nn/data.h"

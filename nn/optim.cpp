@@ -10,7 +10,11 @@
 namespace ember::nn {
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr)
-    : state_(params.size()), steps_(params.size(), 0), params_(std::move(params)), lr_(lr) {
+    : device_steps_(params.size()),
+      state_(params.size()),
+      steps_(params.size(), 0),
+      params_(std::move(params)),
+      lr_(lr) {
   EMBER_CHECK_VALUE(lr >= 0.0, "optimizer: expected lr >= 0, got ", lr);
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
@@ -21,6 +25,40 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr)
     EMBER_CHECK_DEVICE(p.device() == params_[0].device(), "optimizer: parameter ", i, " is on ",
                        p.device(), " but parameter 0 is on ", params_[0].device());
   }
+}
+
+void Optimizer::step() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!device_steps_[i].defined()) continue;
+    steps_[i] = steps_of(i);  // back from the device: plain steps count on the host
+    device_steps_[i] = Tensor();
+  }
+  NoGradGuard ng;
+  apply(nullptr);
+}
+
+void Optimizer::step(const Tensor& grad_scale, const Tensor& found_inf) {
+  EMBER_CHECK_VALUE(found_inf.defined(), name(), ": a scaled step needs found_inf");
+  NoGradGuard ng;
+  const Scaled s{grad_scale, found_inf};
+  apply(&s);
+}
+
+std::unique_ptr<ops::AmpTensors> Optimizer::amp_for(size_t i, const Scaled* scaled) {
+  if (scaled == nullptr) return nullptr;
+  const Device dev = params_[i].device();
+  auto on_dev = [&](const Tensor& t) { return t.defined() && t.device() != dev ? t.to(dev) : t; };
+  if (!device_steps_[i].defined())
+    device_steps_[i] = full({}, static_cast<double>(steps_[i]), {kFloat64, dev});
+  auto a = std::make_unique<ops::AmpTensors>();
+  a->grad_scale = on_dev(scaled->grad_scale);
+  a->found_inf = on_dev(scaled->found_inf);
+  a->step = device_steps_[i];
+  return a;
+}
+
+int64_t Optimizer::steps_of(size_t i) const {
+  return device_steps_[i].defined() ? static_cast<int64_t>(device_steps_[i].item()) : steps_[i];
 }
 
 void Optimizer::zero_grad() {
@@ -39,7 +77,7 @@ NamedTensors Optimizer::state_dict() const {
   out.emplace_back("lr", full({}, lr_, kFloat64));
   for (size_t i = 0; i < params_.size(); ++i) {
     std::string prefix = "state." + std::to_string(i) + ".";
-    out.emplace_back(prefix + "step", full({}, static_cast<double>(steps_[i]), kInt64));
+    out.emplace_back(prefix + "step", full({}, static_cast<double>(steps_of(i)), kInt64));
     for (const auto& [n, t] : state_[i]) out.emplace_back(prefix + n, t.to(kCPU));
   }
   return out;
@@ -75,6 +113,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   }
   state_ = std::move(fresh);
   steps_ = std::move(steps);
+  device_steps_.assign(params_.size(), Tensor());
   lr_ = lr;
 }
 
@@ -102,18 +141,19 @@ Tensor checked_grad(const Tensor& p, size_t i, const char* opt) {
 }
 }  // namespace
 
-void SGD::step() {
-  NoGradGuard ng;
+void SGD::apply(const Scaled* scaled) {
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     Tensor g = checked_grad(p, i, "SGD");
     if (!g.defined()) continue;
-    const ops::SgdParams s{
-        lr_, opts_.momentum, opts_.dampening, opts_.weight_decay, opts_.nesterov, steps_[i] == 0};
+    ops::SgdParams s;
+    s.lr = lr_, s.momentum = opts_.momentum, s.dampening = opts_.dampening;
+    s.weight_decay = opts_.weight_decay, s.nesterov = opts_.nesterov, s.first_step = steps_[i] == 0;
     Tensor buf = opts_.momentum != 0.0 ? buffer(i, "momentum_buffer") : Tensor();
     EMBER_CHECK_VALUE(p.is_contiguous(), "SGD: parameter ", i, " is not contiguous");
-    ops::sgd_step_(p, g, buf, s, "SGD");
-    steps_[i]++;
+    const std::unique_ptr<ops::AmpTensors> amp = amp_for(i, scaled);
+    ops::sgd_step_(p, g, buf, s, "SGD", amp.get());
+    if (!amp) steps_[i]++;
   }
 }
 
@@ -128,8 +168,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions opts, bool decoupled)
                     ": eps and weight_decay must be >= 0");
 }
 
-void Adam::step() {
-  NoGradGuard ng;
+void Adam::apply(const Scaled* scaled) {
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     Tensor g = checked_grad(p, i, decoupled_ ? "AdamW" : "Adam");
@@ -137,10 +176,12 @@ void Adam::step() {
     EMBER_CHECK_VALUE(p.is_contiguous(), name(), ": parameter ", i, " is not contiguous");
     Tensor m = buffer(i, "exp_avg");
     Tensor v = buffer(i, "exp_avg_sq");
-    steps_[i]++;
-    const ops::AdamParams s{lr_,        opts_.beta1, opts_.beta2, opts_.eps, opts_.weight_decay,
-                            decoupled_, steps_[i]};
-    ops::adam_step_(p, g, m, v, s, decoupled_ ? "AdamW" : "Adam");
+    const std::unique_ptr<ops::AmpTensors> amp = amp_for(i, scaled);
+    if (!amp) steps_[i]++;
+    ops::AdamParams s;
+    s.lr = lr_, s.beta1 = opts_.beta1, s.beta2 = opts_.beta2, s.eps = opts_.eps;
+    s.weight_decay = opts_.weight_decay, s.decoupled = decoupled_, s.step = steps_[i];
+    ops::adam_step_(p, g, m, v, s, decoupled_ ? "AdamW" : "Adam", amp.get());
   }
 }
 

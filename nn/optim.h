@@ -2,11 +2,13 @@
 // weight decay), Adam and AdamW. Updates are fused per parameter (ops/optim.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "nn/module.h"
+#include "ops/optim.h"
 
 namespace ember::nn {
 
@@ -17,7 +19,13 @@ class Optimizer {
   virtual ~Optimizer() = default;
   // Applies one update using each parameter's .grad (parameters without a gradient are
   // skipped, as in PyTorch). Runs without recording a graph.
-  virtual void step() = 0;
+  void step();
+  // The loss scaler's step (nn/amp.h), which never waits for the device: skipped entirely
+  // (parameters, state and step counts untouched) when found_inf != 0 on the device, and with
+  // every gradient divided by grad_scale first when it is defined. Both float32 of one element.
+  // The step counts then live on the device until step(), state_dict() or load_state_dict()
+  // reads them back.
+  void step(const Tensor& grad_scale, const Tensor& found_inf);
   void zero_grad();
   double lr() const { return lr_; }
   void set_lr(double lr) { lr_ = lr; }
@@ -32,8 +40,20 @@ class Optimizer {
   virtual std::string name() const = 0;
 
  protected:
+  struct Scaled {
+    Tensor grad_scale, found_inf;
+  };
+  // One update of every parameter with a gradient; `scaled` null for a plain step.
+  virtual void apply(const Scaled* scaled) = 0;
+  // What the update ops take for parameter i: the scaler's tensors on its device and its step
+  // count on the device (null for a plain step).
+  std::unique_ptr<ops::AmpTensors> amp_for(size_t i, const Scaled* scaled);
   // Buffer `name` of parameter i (a handle sharing its data), created zero-filled on first use.
   Tensor buffer(size_t i, const std::string& name);
+  // Parameter i's completed steps, read back from the device when scaled steps counted them.
+  int64_t steps_of(size_t i) const;
+  // The step counts of scaled steps (float64 on each parameter's device; undefined otherwise).
+  std::vector<Tensor> device_steps_;
   std::vector<std::vector<std::pair<std::string, Tensor>>> state_;
   std::vector<int64_t> steps_;
   std::vector<Tensor> params_;
@@ -48,10 +68,10 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions opts);
-  void step() override;
   std::string name() const override { return "SGD"; }
 
  private:
+  void apply(const Scaled* scaled) override;
   SGDOptions opts_;
 };
 
@@ -62,10 +82,10 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions opts, bool decoupled_weight_decay = false);
-  void step() override;
   std::string name() const override { return decoupled_ ? "AdamW" : "Adam"; }
 
  private:
+  void apply(const Scaled* scaled) override;
   AdamOptions opts_;
   bool decoupled_;
 };

@@ -1,5 +1,7 @@
 #include "runtime/gpu.h"
 
+#include <atomic>
+
 #include "runtime/error.h"
 #include "runtime/gpu_backends.h"
 
@@ -41,6 +43,20 @@ void require_device(Device d) {
   EMBER_CHECK_DEVICE(d.index >= 0 && d.index < n, "device ", d, " does not exist: ", n, " ",
                      device_type_name(d.type), " device", n == 1 ? "" : "s",
                      " present (valid indices 0..", n - 1, ")");
+}
+
+namespace {
+std::atomic<uint64_t> g_device_to_host{0}, g_synchronizations{0};
+}  // namespace
+
+HostWaits host_waits() {
+  return {g_device_to_host.load(), g_synchronizations.load()};
+}
+void note_device_to_host_copy() {
+  ++g_device_to_host;
+}
+void note_synchronization() {
+  ++g_synchronizations;
 }
 
 std::string cuda_version_string(int v) {

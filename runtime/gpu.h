@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "runtime/device.h"
@@ -119,6 +120,19 @@ class StreamGuard {
   Device device_;
   Stream previous_;
 };
+
+// Note [Host waits]: how often the host has waited for a GPU device (cuda or emu) in this
+// process: device-to-host copies (which wait for the copy, and for the work before it) and
+// stream, device and event synchronisations. Counted by both backends, for tests that prove a
+// path never waits (an AMP training step, nn/amp.h) and for learners who want to see it.
+struct HostWaits {
+  uint64_t device_to_host_copies = 0;
+  uint64_t synchronizations = 0;
+};
+HostWaits host_waits();
+// Called by the backends (runtime/gpu_cuda.cpp, runtime/simt/gpu_emu.cpp).
+void note_device_to_host_copy();
+void note_synchronization();
 
 // The CUDA runtime's version the build was compiled against, and the installed driver's
 // (0 when there is none); both 0 in builds without CUDA.

@@ -106,10 +106,12 @@ class CudaBackend final : public Backend {
   }
 
   void memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
+    if (kind == CopyKind::DeviceToHost) note_device_to_host_copy();
     EMBER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, to_cuda(kind)));
   }
   void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind,
                     Stream stream) override {
+    if (kind == CopyKind::DeviceToHost) note_device_to_host_copy();
     EMBER_CUDA_CHECK(
         cudaMemcpyAsync(dst, src, bytes, to_cuda(kind), static_cast<cudaStream_t>(stream)));
   }
@@ -130,6 +132,7 @@ class CudaBackend final : public Backend {
     if (s) EMBER_CUDA_CHECK_NOTHROW(cudaStreamDestroy(static_cast<cudaStream_t>(s)));
   }
   void stream_synchronize(Stream s) override {
+    note_synchronization();
     EMBER_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
   }
   void stream_wait_event(Stream s, Event e) override {
@@ -137,6 +140,7 @@ class CudaBackend final : public Backend {
         cudaStreamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0));
   }
   void device_synchronize(int device) override {
+    note_synchronization();
     ::ember::detail::DeviceScope g(device);
     EMBER_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -155,6 +159,7 @@ class CudaBackend final : public Backend {
     EMBER_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)));
   }
   void event_synchronize(Event e) override {
+    note_synchronization();
     EMBER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e)));
   }
   float event_elapsed_ms(Event a, Event b) override {

@@ -17,21 +17,32 @@ template <typename T>
 struct SgdFactors {
   T lr, wd, mom, damp;
   bool use_wd, use_mom, nesterov, first_step;
+  AmpStep amp;
 };
 template <typename T>
 struct AdamFactors {
   T step_size, bc2_sqrt, b1, b2, one_b1, one_b2, eps, wd, decay;
   bool decoupled, use_wd;
+  AmpStep amp;
+  double lr, beta1, beta2;  // for the bias corrections of a device step count (amp.step)
 };
+
+// A step the loss scaler skips (kernels/optim_shape.h, AmpStep): every thread reads the flag.
+__device__ bool skipped(const AmpStep& a) {
+  return a.found_inf != nullptr && *a.found_inf != 0.0f;
+}
 
 template <typename T>
 __global__ void sgd_step_kernel(SgdFactors<T> f, int64_t n, T* __restrict__ p,
                                 const T* __restrict__ g, T* __restrict__ buf) {
+  if (skipped(f.amp)) return;
+  const bool first_step = f.amp.step ? *f.amp.step == 0.0 : f.first_step;
+  const T gs = f.amp.grad_scale ? static_cast<T>(*f.amp.grad_scale) : T(1);
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    T d = g[i];
+    T d = f.amp.grad_scale ? g[i] / gs : g[i];
     if (f.use_wd) d += f.wd * p[i];
     if (f.use_mom) {
-      const T b = f.first_step ? d : f.mom * buf[i] + f.damp * d;
+      const T b = first_step ? d : f.mom * buf[i] + f.damp * d;
       buf[i] = b;
       d = f.nesterov ? d + f.mom * b : b;
     }
@@ -42,8 +53,16 @@ __global__ void sgd_step_kernel(SgdFactors<T> f, int64_t n, T* __restrict__ p,
 template <typename T>
 __global__ void adam_step_kernel(AdamFactors<T> f, int64_t n, T* __restrict__ p,
                                  const T* __restrict__ g, T* __restrict__ m, T* __restrict__ v) {
+  if (skipped(f.amp)) return;
+  T step_size = f.step_size, bc2_sqrt = f.bc2_sqrt;
+  if (f.amp.step) {  // the bias corrections of the device's step count, in double as the host's
+    const double t = *f.amp.step + 1.0;
+    step_size = static_cast<T>(f.lr / (1.0 - pow(f.beta1, t)));
+    bc2_sqrt = static_cast<T>(sqrt(1.0 - pow(f.beta2, t)));
+  }
+  const T gs = f.amp.grad_scale ? static_cast<T>(*f.amp.grad_scale) : T(1);
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    T grad = g[i];
+    T grad = f.amp.grad_scale ? g[i] / gs : g[i];
     T w = p[i];
     if (f.decoupled)
       w *= f.decay;
@@ -53,8 +72,8 @@ __global__ void adam_step_kernel(AdamFactors<T> f, int64_t n, T* __restrict__ p,
     const T vi = v[i] * f.b2 + f.one_b2 * grad * grad;
     m[i] = mi;
     v[i] = vi;
-    const T denom = sqrt(vi) / f.bc2_sqrt + f.eps;
-    p[i] = w - f.step_size * (mi / denom);
+    const T denom = sqrt(vi) / bc2_sqrt + f.eps;
+    p[i] = w - step_size * (mi / denom);
   }
 }
 
@@ -67,7 +86,8 @@ void sgd_t(T* p, const T* g, T* buf, int64_t n, const SgdParams& s, gpu::Stream 
                         s.weight_decay != 0.0,
                         s.momentum != 0.0,
                         s.nesterov,
-                        s.first_step};
+                        s.first_step,
+                        s.amp};
   EMBER_LAUNCH(sgd_step_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, f, n, p, g, buf);
 }
 
@@ -86,7 +106,11 @@ void adam_t(T* p, const T* g, T* m, T* v, int64_t n, const AdamParams& s,
                          static_cast<T>(s.weight_decay),
                          static_cast<T>(1.0 - s.lr * s.weight_decay),
                          s.decoupled,
-                         s.weight_decay != 0.0};
+                         s.weight_decay != 0.0,
+                         s.amp,
+                         s.lr,
+                         s.beta1,
+                         s.beta2};
   EMBER_LAUNCH(adam_step_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, f, n, p, g, m, v);
 }
 

@@ -30,7 +30,7 @@ from ._reductions import sum, mean, max, min, amax, amin, argmax, argmin, std, v
 from .autograd import no_grad, enable_grad  # noqa: F401
 from .serialization import load  # noqa: F401
 from ._runtime import doctor  # noqa: F401
-from . import autograd, nn, optim, cuda, backends, utils, datasets  # noqa: F401
+from . import amp, autograd, nn, optim, cuda, backends, utils, datasets  # noqa: F401
 
 bool = _C.bool  # noqa: A001  (ember.bool, as torch.bool)
 Size = tuple

@@ -151,7 +151,8 @@ void init_nn(pb::module_& m) {
 
   using nn::Optimizer;
   pb::class_<Optimizer, std::shared_ptr<Optimizer>>(m, "_Optimizer")
-      .def("step", &Optimizer::step, pb::call_guard<pb::gil_scoped_release>())
+      .def("step", static_cast<void (Optimizer::*)()>(&Optimizer::step),
+           pb::call_guard<pb::gil_scoped_release>())
       .def("zero_grad", &Optimizer::zero_grad)
       .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
       .def("params", &Optimizer::params)
@@ -223,6 +224,34 @@ void init_nn(pb::module_& m) {
         });
   m.def("_init_xavier_uniform_", [](Tensor t, double gain) { init::xavier_uniform_(t, gain); });
   m.def("_init_xavier_normal_", [](Tensor t, double gain) { init::xavier_normal_(t, gain); });
+
+  using nn::GradScaler;
+  pb::class_<GradScaler>(m, "_GradScaler")
+      .def(pb::init([](double init, double growth, double backoff, int64_t interval, bool on) {
+        return GradScaler({init, growth, backoff, interval, on});
+      }))
+      .def("scale", &GradScaler::scale)
+      .def("unscale_", &GradScaler::unscale_, pb::call_guard<pb::gil_scoped_release>())
+      .def("step", &GradScaler::step, pb::call_guard<pb::gil_scoped_release>())
+      .def("update", [](GradScaler& s) { s.update(); })
+      .def("update", [](GradScaler& s, double v) { s.update(v); })
+      .def("update", [](GradScaler& s, const Tensor& v) { s.update(v); })
+      .def("get_scale", &GradScaler::get_scale)
+      .def("get_growth_tracker", &GradScaler::get_growth_tracker)
+      .def_property("growth_factor", &GradScaler::get_growth_factor, &GradScaler::set_growth_factor)
+      .def_property("backoff_factor", &GradScaler::get_backoff_factor,
+                    &GradScaler::set_backoff_factor)
+      .def_property("growth_interval", &GradScaler::get_growth_interval,
+                    &GradScaler::set_growth_interval)
+      .def("is_enabled", &GradScaler::is_enabled)
+      .def("state_dict", [](const GradScaler& s) { return named_list(s.state_dict()); })
+      .def("load_state_dict", [](GradScaler& s, const pb::dict& d) {
+        NamedTensors nt;
+        for (auto kv : d)
+          nt.emplace_back(kv.first.cast<std::string>(),
+                          full({}, kv.second.cast<double>(), kFloat64));
+        s.load_state_dict(nt);
+      });
 }
 
 }  // namespace ember::py

@@ -108,7 +108,8 @@ class EmuBackend final : public Backend {
     std::free(ptr);
   }
 
-  void memcpy(void* dst, const void* src, size_t bytes, CopyKind) override {
+  void memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
+    if (kind == CopyKind::DeviceToHost) note_device_to_host_copy();
     if (bytes) std::memmove(dst, src, bytes);
   }
   void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind, Stream) override {
@@ -127,9 +128,12 @@ class EmuBackend final : public Backend {
     return new int(device);
   }
   void stream_destroy(Stream s) noexcept override { delete static_cast<int*>(s); }
-  void stream_synchronize(Stream) override {}
+  void stream_synchronize(Stream) override { note_synchronization(); }
   void stream_wait_event(Stream, Event) override {}
-  void device_synchronize(int device) override { check(device); }
+  void device_synchronize(int device) override {
+    check(device);
+    note_synchronization();
+  }
 
   Event event_create(int device, bool timing) override {
     check(device);
@@ -144,7 +148,7 @@ class EmuBackend final : public Backend {
     ev->recorded = true;
     ev->at = std::chrono::steady_clock::now();
   }
-  void event_synchronize(Event) override {}
+  void event_synchronize(Event) override { note_synchronization(); }
   float event_elapsed_ms(Event a, Event b) override {
     const EmuEvent* s = static_cast<const EmuEvent*>(a);
     const EmuEvent* e = static_cast<const EmuEvent*>(b);

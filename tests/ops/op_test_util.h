@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -14,6 +15,16 @@
 #include "runtime/tensor.h"
 
 namespace ember::test {
+
+// The message of the ember::Error that f throws ("" when it throws none).
+inline std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline unsigned fresh_seed() { return std::random_device{}(); }
 

@@ -35,15 +35,6 @@ std::string read(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 ops::ConvKey key_of(ops::ConvDirection dir, Shape x, Shape w, int64_t stride, int64_t pad,
                     int64_t dil, int64_t groups, DType dt = kFloat32) {
   ops::Conv2dParams p;

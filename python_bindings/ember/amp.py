@@ -1,0 +1,99 @@
+"""Mixed-precision training helpers with PyTorch's names (torch.amp): GradScaler.
+
+    scaler = ember.amp.GradScaler()
+    for x, y in loader:
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)      # skipped when a gradient is inf or NaN
+        scaler.update()       # backs the scale off after an inf, grows it after 2000 clean steps
+
+The scale, its growth tracker and the found-inf flags live on the device, and the optimiser's
+fused update reads them there, so a step never waits for the GPU. Unlike PyTorch's, the scaler
+works on every device (cpu and emu too) instead of disabling itself without CUDA.
+"""
+from collections import abc
+
+from . import _C
+
+__all__ = ["GradScaler"]
+
+
+def _cpp_optimizer(optimizer):
+    return getattr(optimizer, "_cpp", optimizer)
+
+
+class GradScaler:
+    """torch.amp.GradScaler: init_scale 2**16, growth_factor 2, backoff_factor 0.5,
+    growth_interval 2000. `device` is accepted for PyTorch's signature; the scale is made on the
+    device of the first tensor scale() sees."""
+
+    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        self._device = str(device)
+        self._cpp = _C._GradScaler(float(init_scale), float(growth_factor), float(backoff_factor),
+                                   int(growth_interval), bool(enabled))
+
+    def scale(self, outputs):
+        """outputs * scale; lists and tuples of tensors are scaled element by element."""
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        if isinstance(outputs, abc.Iterable) and not hasattr(outputs, "shape"):
+            return map(self.scale, outputs)
+        if not hasattr(outputs, "shape"):
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        return self._cpp.scale(outputs)
+
+    def unscale_(self, optimizer):
+        self._cpp.unscale_(_cpp_optimizer(optimizer))
+
+    def step(self, optimizer, *args, **kwargs):
+        if self._cpp.is_enabled() and "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        if not self._cpp.is_enabled():
+            return optimizer.step(*args, **kwargs)
+        self._cpp.step(_cpp_optimizer(optimizer))
+        return None
+
+    def update(self, new_scale=None):
+        if new_scale is None:
+            self._cpp.update()
+        elif isinstance(new_scale, float):
+            self._cpp.update(new_scale)
+        else:
+            self._cpp.update(new_scale)
+
+    def get_scale(self):
+        return self._cpp.get_scale()
+
+    def get_growth_factor(self):
+        return self._cpp.growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._cpp.growth_factor = float(new_factor)
+
+    def get_backoff_factor(self):
+        return self._cpp.backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._cpp.backoff_factor = float(new_factor)
+
+    def get_growth_interval(self):
+        return self._cpp.growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._cpp.growth_interval = int(new_interval)
+
+    def is_enabled(self):
+        return self._cpp.is_enabled()
+
+    def state_dict(self):
+        """PyTorch's five entries, as Python numbers; {} when disabled."""
+        out = {}
+        for key, t in self._cpp.state_dict():
+            v = t.item()
+            out[key] = int(v) if key in ("growth_interval", "_growth_tracker") else float(v)
+        return out
+
+    def load_state_dict(self, state_dict):
+        self._cpp.load_state_dict({k: float(v) for k, v in dict(state_dict).items()})
