@@ -46,11 +46,14 @@ void require_device(Device d) {
 }
 
 namespace {
-std::atomic<uint64_t> g_device_to_host{0}, g_synchronizations{0};
+std::atomic<uint64_t> g_device_to_host{0}, g_synchronizations{0}, g_host_to_device{0};
 }  // namespace
 
 HostWaits host_waits() {
-  return {g_device_to_host.load(), g_synchronizations.load()};
+  return {g_device_to_host.load(), g_synchronizations.load(), g_host_to_device.load()};
+}
+void note_host_to_device_copy() {
+  ++g_host_to_device;
 }
 void note_device_to_host_copy() {
   ++g_device_to_host;

@@ -122,16 +122,21 @@ class StreamGuard {
 };
 
 // Note [Host waits]: how often the host has waited for a GPU device (cuda or emu) in this
-// process: device-to-host copies (which wait for the copy, and for the work before it) and
-// stream, device and event synchronisations. Counted by both backends, for tests that prove a
-// path never waits (an AMP training step, nn/amp.h) and for learners who want to see it.
+// process: device-to-host copies (which wait for the copy, and for the work before it), stream,
+// device and event synchronisations, and, apart, synchronous host-to-device copies (cudaMemcpy
+// from pageable memory waits for the work before it too; Tensor::fill_ with a non-zero value and
+// tensors made from host data go this way, among them backward()'s seed gradient of ones).
+// Counted by both backends, for tests that prove a path never waits (an AMP training step,
+// nn/amp.h) and for learners who want to see it.
 struct HostWaits {
   uint64_t device_to_host_copies = 0;
   uint64_t synchronizations = 0;
+  uint64_t host_to_device_copies = 0;  // synchronous ones
 };
 HostWaits host_waits();
 // Called by the backends (runtime/gpu_cuda.cpp, runtime/simt/gpu_emu.cpp).
 void note_device_to_host_copy();
+void note_host_to_device_copy();
 void note_synchronization();
 
 // The CUDA runtime's version the build was compiled against, and the installed driver's

@@ -107,6 +107,7 @@ class CudaBackend final : public Backend {
 
   void memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
     if (kind == CopyKind::DeviceToHost) note_device_to_host_copy();
+    if (kind == CopyKind::HostToDevice) note_host_to_device_copy();
     EMBER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, to_cuda(kind)));
   }
   void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind,

@@ -109,11 +109,12 @@ class EmuBackend final : public Backend {
   }
 
   void memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
-    if (kind == CopyKind::DeviceToHost) note_device_to_host_copy();
-    if (bytes) std::memmove(dst, src, bytes);
+    if (kind == CopyKind::HostToDevice) note_host_to_device_copy();  // as cudaMemcpy's (gpu.h)
+    memcpy_async(dst, src, bytes, kind, nullptr);
   }
   void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind, Stream) override {
-    memcpy(dst, src, bytes, kind);
+    if (kind == CopyKind::DeviceToHost) note_device_to_host_copy();
+    if (bytes) std::memmove(dst, src, bytes);
   }
   void memset(void* ptr, int value, size_t bytes) override {
     if (bytes) std::memset(ptr, value, bytes);
