@@ -58,10 +58,8 @@ class GradScaler:
     def update(self, new_scale=None):
         if new_scale is None:
             self._cpp.update()
-        elif isinstance(new_scale, float):
-            self._cpp.update(new_scale)
         else:
-            self._cpp.update(new_scale)
+            self._cpp.update(new_scale)  # a float, or a 1-element float32 tensor
 
     def get_scale(self):
         return self._cpp.get_scale()
