@@ -13,9 +13,10 @@ namespace ember::kernels {
 
 // Masks and scales elements 4b .. 4b + 3 (those below n): mask[i] = uniform_i < keep,
 // y[i] = mask[i] ? x[i] * scale : 0.
-template <typename T>
+// T is the stored type, C the one the product is computed in (float for the half types).
+template <typename T, typename C>
 EMBER_HOST_DEVICE void dropout_block(int64_t b, int64_t n, uint64_t seed, uint64_t offset,
-                                     double keep, T scale, const T* x, bool* mask, T* y) {
+                                     double keep, C scale, const T* x, bool* mask, T* y) {
   const uint64_t block = offset + static_cast<uint64_t>(b);
   const Philox4 r =
       philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0,
@@ -25,7 +26,7 @@ EMBER_HOST_DEVICE void dropout_block(int64_t b, int64_t n, uint64_t seed, uint64
     const int64_t i = 4 * b + l;
     const bool k = static_cast<double>(philox_uniform(r.v[l])) < keep;
     mask[i] = k;
-    y[i] = k ? x[i] * scale : T(0);
+    y[i] = static_cast<T>(k ? C(x[i]) * scale : C(0));
   }
 }
 

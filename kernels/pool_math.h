@@ -31,11 +31,14 @@ struct PoolMax {
   int64_t index;
 };
 
+// Each function reads the plane as T and computes in C (float for the GPU's half types; the
+// same type otherwise).
+
 // The first maximum of the window; a NaN wins and propagates, the last NaN giving the index (as
 // in PyTorch). A window wholly in the padding (possible with dilation) gives -inf and index -1.
-template <typename T>
-EMBER_HOST_DEVICE PoolMax<T> max_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
-  T best = -T(INFINITY);
+template <typename T, typename C = T>
+EMBER_HOST_DEVICE PoolMax<C> max_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
+  C best = -C(INFINITY);
   int64_t at = -1;
   for (int64_t a = 0; a < s.kh; ++a) {
     const int64_t ih = i * s.sh - s.ph + a * s.dh;
@@ -43,7 +46,7 @@ EMBER_HOST_DEVICE PoolMax<T> max_pool_at(const PoolShape& s, const T* xp, int64_
     for (int64_t b = 0; b < s.kw; ++b) {
       const int64_t iw = j * s.sw - s.pw + b * s.dw;
       if (iw < 0 || iw >= s.w) continue;
-      const T v = xp[ih * s.w + iw];
+      const C v = C(xp[ih * s.w + iw]);
       if (at < 0 || v > best || v != v) {  // v != v: NaN
         best = v;
         at = ih * s.w + iw;
@@ -76,13 +79,13 @@ EMBER_HOST_DEVICE AvgWindow avg_window(const PoolShape& s, int64_t i, int64_t j)
 }
 
 // The window's sum over its divisor; 0 for a window with no element.
-template <typename T>
-EMBER_HOST_DEVICE T avg_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
+template <typename T, typename C = T>
+EMBER_HOST_DEVICE C avg_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
   const AvgWindow wd = avg_window(s, i, j);
-  T acc = T(0);
+  C acc = C(0);
   for (int64_t ih = wd.h0; ih < wd.h1; ++ih)
-    for (int64_t iw = wd.w0; iw < wd.w1; ++iw) acc += xp[ih * s.w + iw];
-  return wd.empty() ? T(0) : acc / static_cast<T>(wd.divisor);
+    for (int64_t iw = wd.w0; iw < wd.w1; ++iw) acc += C(xp[ih * s.w + iw]);
+  return wd.empty() ? C(0) : acc / static_cast<C>(wd.divisor);
 }
 
 // Adaptive pooling: output o of `out` covers inputs [floor(o*in/out), ceil((o+1)*in/out)).
@@ -94,21 +97,21 @@ EMBER_HOST_DEVICE int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
 }
 
 // The mean of the plane over rows [h0, h1) and columns [w0, w1): an adaptive window.
-template <typename T>
-EMBER_HOST_DEVICE T window_mean(const PoolShape& s, const T* xp, int64_t h0, int64_t h1, int64_t w0,
+template <typename T, typename C = T>
+EMBER_HOST_DEVICE C window_mean(const PoolShape& s, const T* xp, int64_t h0, int64_t h1, int64_t w0,
                                 int64_t w1) {
-  T acc = T(0);
+  C acc = C(0);
   for (int64_t ih = h0; ih < h1; ++ih)
-    for (int64_t iw = w0; iw < w1; ++iw) acc += xp[ih * s.w + iw];
-  return acc / static_cast<T>((h1 - h0) * (w1 - w0));
+    for (int64_t iw = w0; iw < w1; ++iw) acc += C(xp[ih * s.w + iw]);
+  return acc / static_cast<C>((h1 - h0) * (w1 - w0));
 }
 
 // The mean of the adaptive window of output (i, j). (A loop over a row of outputs may compute
 // the row bounds once and call window_mean.)
-template <typename T>
-EMBER_HOST_DEVICE T adaptive_avg_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
-  return window_mean(s, xp, adaptive_start(i, s.h, s.oh), adaptive_end(i, s.h, s.oh),
-                     adaptive_start(j, s.w, s.ow), adaptive_end(j, s.w, s.ow));
+template <typename T, typename C = T>
+EMBER_HOST_DEVICE C adaptive_avg_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
+  return window_mean<T, C>(s, xp, adaptive_start(i, s.h, s.oh), adaptive_end(i, s.h, s.oh),
+                           adaptive_start(j, s.w, s.ow), adaptive_end(j, s.w, s.ow));
 }
 
 }  // namespace ember::kernels

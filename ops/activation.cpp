@@ -2,7 +2,6 @@
 // (kernels/activation_math.h) on contiguous data.
 #include "ops/activation.h"
 
-
 #include "ops/checks.h"
 #include "ops/cudnn_ops.h"
 #include "ops/dispatch.h"
@@ -13,15 +12,8 @@ using kernels::Activation;
 
 namespace {
 
-void check_float(const char* op, const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 tensor, got ", x.dtype(),
-                    " (convert with "
-                    ".to(kFloat32))");
-}
-
 Tensor forward(Activation a, const char* op, const Tensor& x_in, kernels::ActivationParams p = {}) {
-  check_float(op, x_in);
+  check_floating(op, x_in);
   const Tensor x = x_in.contiguous();
   const Device dev = x.device();
   Tensor y = empty(x.shape(), {x.dtype(), dev});
@@ -35,7 +27,7 @@ Tensor forward(Activation a, const char* op, const Tensor& x_in, kernels::Activa
 
 Tensor backward(Activation a, const char* op, const Tensor& g_in, const Tensor& s_in,
                 kernels::ActivationParams p = {}) {
-  check_float(op, s_in);
+  check_floating(op, s_in);
   const Device dev = check_same_device(op, {&s_in, &g_in});
   EMBER_CHECK_SHAPE(g_in.shape() == s_in.shape(), op, ": expected grad_out of shape ", s_in.shape(),
                     ", got ", g_in.shape());

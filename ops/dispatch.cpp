@@ -9,15 +9,8 @@ namespace ember::ops {
 
 namespace {
 
-// The GPU copy and fill kernels have no float16/bfloat16 versions yet; the runtime then
-// stages such copies through the host.
-bool gpu_kernel_dtype(DType t) {
-  return t != DType::f16 && t != DType::bf16;
-}
-
 // Tensor::copy_ between two views on one GPU-like device.
 bool device_copy(const Tensor& dst, const Tensor& src) {
-  if (!gpu_kernel_dtype(dst.dtype()) || !gpu_kernel_dtype(src.dtype())) return false;
   StridedIndex<2> index;
   if (!make_strided_index<2>(dst.shape(), {dst.strides(), src.strides()}, index)) return false;
   kernels_for(dst.device())
@@ -36,7 +29,6 @@ bool device_random_fill(Tensor& t, RandomDist dist, double a, double b, uint64_t
     k.random_fill(dist, t.dtype(), t.numel(), t.data_ptr(), seed, offset, a, b, stream_of(dev));
     return true;
   }
-  if (!gpu_kernel_dtype(t.dtype())) return false;
   Tensor tmp = empty(t.shape(), {kFloat64, dev});
   k.random_fill(dist, kFloat64, tmp.numel(), tmp.data_ptr(), seed, offset, a, b, stream_of(dev));
   t.copy_(tmp);

@@ -8,17 +8,9 @@
 
 namespace ember::ops {
 
-
-namespace {
-void check_float(const char* op, const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 tensor, got ", x.dtype());
-}
-}  // namespace
-
 DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* gen) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1, "dropout: expected a probability 0 <= p <= 1, got ", p);
-  check_float("dropout", x_in);
+  check_floating("dropout", x_in);
   const Device dev = x_in.device();
   if (!training || p == 0) return {x_in, Tensor()};
   if (p == 1) return {zeros(x_in.shape(), {x_in.dtype(), dev}), Tensor()};
@@ -37,7 +29,7 @@ DropoutOutput dropout(const Tensor& x_in, double p, bool training, Generator* ge
 Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
   const char* op = "dropout_backward";
   EMBER_CHECK_VALUE(p >= 0 && p < 1, op, ": expected 0 <= p < 1, got ", p);
-  check_float(op, grad_out);
+  check_floating(op, grad_out);
   const Device dev = check_same_device(op, {&grad_out, &mask});
   EMBER_CHECK_DTYPE(mask.dtype() == kBool, op, ": expected a bool mask, got ", mask.dtype());
   EMBER_CHECK_SHAPE(mask.shape() == grad_out.shape(), op, ": expected a mask of shape ",

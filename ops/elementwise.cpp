@@ -71,8 +71,6 @@ void run_binary(BinaryOp op, DType t, const Tensor& out, Tensor a, Tensor b) {
 
 Tensor binary(BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b_in) {
   const Device dev = check_same_device(name, {&a_in, &b_in});
-  check_cpu_dtype(name, a_in.dtype());
-  check_cpu_dtype(name, b_in.dtype());
   DType t = promote_types(a_in.dtype(), b_in.dtype());
   if (op == BinaryOp::div && !is_floating(t)) t = kFloat32;  // true division
   EMBER_CHECK_DTYPE(!(t == kBool && (op == BinaryOp::sub || op == BinaryOp::pow)), name,
@@ -87,7 +85,6 @@ Tensor binary(BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b
 }
 
 Tensor binary_scalar(BinaryOp op, const char* name, const Tensor& a, double v) {
-  check_cpu_dtype(name, a.dtype());
   return binary(op, name, a, full({}, v, {scalar_dtype(a, v), a.device()}));
 }
 
@@ -95,7 +92,6 @@ Tensor binary_scalar(BinaryOp op, const char* name, const Tensor& a, double v) {
 Tensor unary(UnaryOp op, const char* name, const Tensor& a_in, bool floating,
              kernels::UnaryParams params = {}) {
   const Device dev = a_in.device();
-  check_cpu_dtype(name, a_in.dtype());
   EMBER_CHECK_DTYPE(floating || a_in.dtype() != kBool, name,
                     ": not supported for bool tensors (got ", a_in.dtype(), " of shape ",
                     a_in.shape(), "); expected a numeric dtype");
@@ -196,8 +192,6 @@ Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
   const Device dev = check_same_device("where", {&cond, &a_in, &b_in});
   EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected a bool condition, got ", cond.dtype(),
                     " (compare with a value, e.g. gt(x, zero), to make a bool tensor)");
-  check_cpu_dtype("where", a_in.dtype());
-  check_cpu_dtype("where", b_in.dtype());
   const DType t = promote_types(a_in.dtype(), b_in.dtype());
   check_compute_dtype("where", t, dev);
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a_in.shape(), "where"),

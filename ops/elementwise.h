@@ -2,8 +2,9 @@
 //
 // requires: operands on the same device (DeviceError naming both otherwise); shapes that
 //           broadcast (ShapeError naming both otherwise); dtypes the op supports (DTypeError).
-//           On the cpu: f32, f64, i32, i64, u8 and bool (f16/bf16 raise DTypeError); on cuda/emu
-//           the compute (promoted) dtype must be f32, f64, i32 or i64. Operand
+//           On the cpu: every dtype; on cuda/emu the compute (promoted) dtype must be f32,
+//           f64, f16, bf16, i32 or i64. float16 and bfloat16 compute in float32 and round to
+//           nearest even once, on store (within 1 ulp of the exact result). Operand
 //           dtypes promote with promote_types() whatever their dims (0-D tensors included).
 // ensures:  a new contiguous tensor of the broadcast shape, of the promoted dtype (binary
 //           arithmetic), bool (comparisons), or the floating dtype (exp/log/sqrt/... of an

@@ -25,8 +25,7 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride
 namespace {
 
 void check_input(const char* op, const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 input, got ", x.dtype());
+  check_floating(op, x);
   EMBER_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got shape ", x.shape());
 }
 
@@ -97,8 +96,7 @@ std::optional<PoolShape> as_average(const PoolShape& s) {
 }
 
 void check_grad(const char* op, const Tensor& g, const Shape& want) {
-  EMBER_CHECK_DTYPE(g.dtype() == kFloat32 || g.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 grad_y, got ", g.dtype());
+  check_floating(op, g);
   EMBER_CHECK_SHAPE(g.shape() == want, op, ": expected grad_y of shape ", want, ", got ",
                     g.shape());
 }

@@ -96,10 +96,9 @@ Tensor reduce(ReduceOp op, const char* name, const Tensor& a_in, const std::vect
 }
 
 void check_input(const char* op, const Tensor& a, bool floating_only) {
-  check_cpu_dtype(op, a.dtype());  // the GPU reductions take the same dtypes
   EMBER_CHECK_DTYPE(!floating_only || is_floating(a.dtype()), op,
-                    ": expected a float32 or float64 tensor, got ", a.dtype(), " of shape ",
-                    a.shape(), " (convert with .to(kFloat32))");
+                    ": expected a floating tensor (float32, float64, float16 or bfloat16), got ",
+                    a.dtype(), " of shape ", a.shape(), " (convert with .to(kFloat32))");
 }
 
 Tensor reduce_dims(ReduceOp op, const char* name, const Tensor& a,

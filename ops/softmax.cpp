@@ -2,20 +2,13 @@
 // (kernels/softmax_shape.h).
 #include "ops/softmax.h"
 
-
 #include "ops/checks.h"
 #include "ops/cudnn_ops.h"
 #include "ops/dispatch.h"
 
 namespace ember::ops {
 
-
 namespace {
-
-void check_float(const char* op, const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 tensor, got ", x.dtype());
-}
 
 kernels::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
   const int64_t nd = std::max<int64_t>(x.dim(), 1);
@@ -29,7 +22,7 @@ kernels::SoftmaxShape view_as_3d(const Tensor& x, int64_t dim, const char* op) {
 }
 
 Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
-  check_float(op, x_in);
+  check_floating(op, x_in);
   const kernels::SoftmaxShape s = view_as_3d(x_in, dim, op);
   const Tensor x = x_in.contiguous();
   const Device dev = x.device();
@@ -42,7 +35,7 @@ Tensor forward(const char* op, bool log, const Tensor& x_in, int64_t dim) {
 }
 
 Tensor backward(const char* op, bool log, const Tensor& g_in, const Tensor& y_in, int64_t dim) {
-  check_float(op, y_in);
+  check_floating(op, y_in);
   const Device dev = check_same_device(op, {&y_in, &g_in});
   EMBER_CHECK_SHAPE(g_in.shape() == y_in.shape(), op, ": expected grad_out of shape ", y_in.shape(),
                     ", got ", g_in.shape());

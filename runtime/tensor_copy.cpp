@@ -113,7 +113,7 @@ void set_device_copy(DeviceCopyFn fn) { g_device_copy = fn; }
 //    one element);
 //  - device -> host: a strided source is first made contiguous on the device; the contiguous
 //    bytes come over and the host casts and scatters them.
-// Only what the device kernels cannot do (f16/bf16, more than 8 unmergeable dims, copies between
+// Only what the device kernels cannot do (more than 8 unmergeable dims, copies between
 // two GPU devices) is still staged through host memory as whole storage spans.
 Tensor& Tensor::copy_(const Tensor& src_in) {
   Tensor src = src_in.shape() == shape() ? src_in : src_in.expand(shape());

@@ -6,19 +6,20 @@ namespace ember::kernels::cpu {
 
 namespace {
 
-template <Activation A, typename T>
+// Half types compute in float (C) and round on store.
+template <Activation A, typename T, typename C = compute_t<T>>
 void fwd_loop(const ActivationParams& params, int64_t n, const T* x, T* y) {
-  const ActivationCoeffs<T> p = activation_coeffs<T>(params);
+  const ActivationCoeffs<C> p = activation_coeffs<C>(params);
   parallel_range(n, [&](int64_t lo, int64_t len) {
-    for (int64_t i = lo; i < lo + len; ++i) y[i] = activation_value<T>(A, p, x[i]);
+    for (int64_t i = lo; i < lo + len; ++i) y[i] = activation_value<C>(A, p, x[i]);
   });
 }
 
-template <Activation A, typename T>
+template <Activation A, typename T, typename C = compute_t<T>>
 void bwd_loop(const ActivationParams& params, int64_t n, const T* s, const T* dy, T* dx) {
-  const ActivationCoeffs<T> p = activation_coeffs<T>(params);
+  const ActivationCoeffs<C> p = activation_coeffs<C>(params);
   parallel_range(n, [&](int64_t lo, int64_t len) {
-    for (int64_t i = lo; i < lo + len; ++i) dx[i] = activation_grad<T>(A, p, s[i], dy[i]);
+    for (int64_t i = lo; i < lo + len; ++i) dx[i] = activation_grad<C>(A, p, s[i], dy[i]);
   });
 }
 
@@ -53,7 +54,7 @@ void dispatch_activation(Activation a, F&& f) {
 
 void activation_fwd(Activation act, DType t, const ActivationParams& p, int64_t n, const void* x,
                     void* y, Stream) {
-  EMBER_DISPATCH_FLOAT(t, "activation", [&] {
+  EMBER_DISPATCH_FLOAT_HALF(t, "activation", [&] {
     dispatch_activation(act, [&](auto a) {
       fwd_loop<decltype(a)::value, scalar_t>(p, n, static_cast<const scalar_t*>(x),
                                              static_cast<scalar_t*>(y));
@@ -63,7 +64,7 @@ void activation_fwd(Activation act, DType t, const ActivationParams& p, int64_t 
 
 void activation_bwd(Activation act, DType t, const ActivationParams& p, int64_t n,
                     const void* saved, const void* dy, void* dx, Stream) {
-  EMBER_DISPATCH_FLOAT(t, "activation_backward", [&] {
+  EMBER_DISPATCH_FLOAT_HALF(t, "activation_backward", [&] {
     dispatch_activation(act, [&](auto a) {
       bwd_loop<decltype(a)::value, scalar_t>(p, n, static_cast<const scalar_t*>(saved),
                                              static_cast<const scalar_t*>(dy),

@@ -1,6 +1,6 @@
 // Elementwise CPU kernels. Each op is a small functor; one loop template per operand count
 // applies it, with the stride-1 and broadcast-scalar cases written out so the compiler
-// vectorises them.
+// vectorises them. Every dtype; float16 and bfloat16 compute in float.
 #include "kernels/kernel_table.h"
 
 #include <cmath>
@@ -109,35 +109,53 @@ void binary_contig(int64_t n, void* out, const void* a, const void* b, F f) {
   });
 }
 
-// Calls run.template operator()<R>(f) with the functor and result type of `op` for T.
+// Calls run.template operator()<R>(f) with the functor and result type of `op` for T. The
+// functors take and return T's compute type: float for the half types, whose loops convert on
+// load and round on store.
 template <typename T, typename Run>
 void with_binary_functor(BinaryOp op, Run&& run) {
   using B = bool;
+  using C = compute_t<T>;  // half types compute in float
   switch (op) {
     case BinaryOp::add:
-      if constexpr (kIsBool<T>) return run(B{}, [](T x, T y) -> T { return x || y; });
-      else return run(T{}, [](T x, T y) -> T { return static_cast<T>(x + y); });
+      if constexpr (kIsBool<T>)
+        return run(B{}, [](C x, C y) -> C { return x || y; });
+      else
+        return run(T{}, [](C x, C y) -> C { return static_cast<C>(x + y); });
     case BinaryOp::mul:
-      if constexpr (kIsBool<T>) return run(B{}, [](T x, T y) -> T { return x && y; });
-      else return run(T{}, [](T x, T y) -> T { return static_cast<T>(x * y); });
+      if constexpr (kIsBool<T>)
+        return run(B{}, [](C x, C y) -> C { return x && y; });
+      else
+        return run(T{}, [](C x, C y) -> C { return static_cast<C>(x * y); });
     case BinaryOp::sub:
-      if constexpr (!kIsBool<T>) return run(T{}, [](T x, T y) -> T { return static_cast<T>(x - y); });
+      if constexpr (!kIsBool<T>)
+        return run(T{}, [](C x, C y) -> C { return static_cast<C>(x - y); });
       break;
     case BinaryOp::div:
-      if constexpr (kIsFloat<T>) return run(T{}, [](T x, T y) -> T { return x / y; });
+      if constexpr (kIsFloat<C>) return run(T{}, [](C x, C y) -> C { return x / y; });
       break;
     case BinaryOp::pow:
-      if constexpr (kIsFloat<T>) return run(T{}, [](T x, T y) -> T { return std::pow(x, y); });
-      else if constexpr (!kIsBool<T>) return run(T{}, [](T x, T y) -> T { return int_pow(x, y); });
+      if constexpr (kIsFloat<C>)
+        return run(T{}, [](C x, C y) -> C { return std::pow(x, y); });
+      else if constexpr (!kIsBool<T>)
+        return run(T{}, [](C x, C y) -> C { return int_pow(x, y); });
       break;
-    case BinaryOp::maximum: return run(T{}, [](T x, T y) -> T { return max_of(x, y); });
-    case BinaryOp::minimum: return run(T{}, [](T x, T y) -> T { return min_of(x, y); });
-    case BinaryOp::eq: return run(B{}, [](T x, T y) -> bool { return x == y; });
-    case BinaryOp::ne: return run(B{}, [](T x, T y) -> bool { return x != y; });
-    case BinaryOp::lt: return run(B{}, [](T x, T y) -> bool { return x < y; });
-    case BinaryOp::le: return run(B{}, [](T x, T y) -> bool { return x <= y; });
-    case BinaryOp::gt: return run(B{}, [](T x, T y) -> bool { return x > y; });
-    case BinaryOp::ge: return run(B{}, [](T x, T y) -> bool { return x >= y; });
+    case BinaryOp::maximum:
+      return run(T{}, [](C x, C y) -> C { return max_of(x, y); });
+    case BinaryOp::minimum:
+      return run(T{}, [](C x, C y) -> C { return min_of(x, y); });
+    case BinaryOp::eq:
+      return run(B{}, [](C x, C y) -> bool { return x == y; });
+    case BinaryOp::ne:
+      return run(B{}, [](C x, C y) -> bool { return x != y; });
+    case BinaryOp::lt:
+      return run(B{}, [](C x, C y) -> bool { return x < y; });
+    case BinaryOp::le:
+      return run(B{}, [](C x, C y) -> bool { return x <= y; });
+    case BinaryOp::gt:
+      return run(B{}, [](C x, C y) -> bool { return x > y; });
+    case BinaryOp::ge:
+      return run(B{}, [](C x, C y) -> bool { return x >= y; });
   }
   EMBER_THROW(DTypeError, "binary op ", static_cast<int>(op), ": the cpu kernel has no ",
               dtype_name(dtype_of<T>()), " version");
@@ -159,18 +177,22 @@ T clamp_bound(double v) {
 
 template <typename T, typename Run>
 void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
+  using C = compute_t<T>;
   if constexpr (!kIsBool<T>) {
     switch (op) {
-      case UnaryOp::neg: return run([](T x) -> T { return static_cast<T>(-x); });
+      case UnaryOp::neg:
+        return run([](C x) -> C { return static_cast<C>(-x); });
       case UnaryOp::abs:
-        if constexpr (std::is_unsigned_v<T>) return run([](T x) -> T { return x; });
-        else return run([](T x) -> T { return x < 0 ? static_cast<T>(-x) : x; });
+        if constexpr (std::is_unsigned_v<T>)
+          return run([](C x) -> C { return x; });
+        else
+          return run([](C x) -> C { return x < 0 ? static_cast<C>(-x) : x; });
       case UnaryOp::clamp: {
         // Integers: lo rounds up, hi rounds down, so the result stays inside [lo, hi].
-        const T lo = clamp_bound<T>(kIsFloat<T> ? prm.lo : std::ceil(prm.lo));
-        const T hi = clamp_bound<T>(kIsFloat<T> ? prm.hi : std::floor(prm.hi));
-        return run([lo, hi](T x) -> T {
-          if constexpr (kIsFloat<T>) {
+        const C lo = clamp_bound<C>(kIsFloat<C> ? prm.lo : std::ceil(prm.lo));
+        const C hi = clamp_bound<C>(kIsFloat<C> ? prm.hi : std::floor(prm.hi));
+        return run([lo, hi](C x) -> C {
+          if constexpr (kIsFloat<C>) {
             if (std::isnan(x)) return x;
           }
           return x < lo ? (lo > hi ? hi : lo) : (x > hi ? hi : x);
@@ -178,12 +200,16 @@ void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
       }
       default: break;
     }
-    if constexpr (kIsFloat<T>) {
+    if constexpr (kIsFloat<C>) {
       switch (op) {
-        case UnaryOp::exp: return run([](T x) -> T { return std::exp(x); });
-        case UnaryOp::log: return run([](T x) -> T { return std::log(x); });
-        case UnaryOp::sqrt: return run([](T x) -> T { return std::sqrt(x); });
-        case UnaryOp::rsqrt: return run([](T x) -> T { return T(1) / std::sqrt(x); });
+        case UnaryOp::exp:
+          return run([](C x) -> C { return std::exp(x); });
+        case UnaryOp::log:
+          return run([](C x) -> C { return std::log(x); });
+        case UnaryOp::sqrt:
+          return run([](C x) -> C { return std::sqrt(x); });
+        case UnaryOp::rsqrt:
+          return run([](C x) -> C { return C(1) / std::sqrt(x); });
         default: break;
       }
     }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "runtime/dtype.h"
 #include "runtime/error.h"
@@ -18,10 +20,22 @@ namespace ember::kernels::cpu {
 // more than the work.
 constexpr int64_t kParallelGrain = 32768;
 
-// Calls f(T{}) with T the C++ type of `t`, for the dtypes the CPU kernels implement.
+// float16 (Half) and bfloat16 (BFloat16) are storage types: the kernels load them, compute in
+// float (compute_t<T>) and round to nearest even when they store, as the GPU kernels do (Note
+// [Half storage] in kernels/cuda/device_utils.cuh).
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+using compute_t = std::conditional_t<kIsHalf<T>, float, T>;
+
+// Calls f(T{}) with T the C++ type of `t`: every dtype.
 template <typename F>
 void dispatch_cpu_dtype(DType t, const char* op, F&& f) {
   switch (t) {
+    case DType::f16:
+      return f(Half{});
+    case DType::bf16:
+      return f(BFloat16{});
     case DType::f32:
       return f(float{});
     case DType::f64:
@@ -40,9 +54,6 @@ void dispatch_cpu_dtype(DType t, const char* op, F&& f) {
   EMBER_THROW(DTypeError, op, ": the cpu kernel has no ", dtype_name(t), " version");
 }
 
-// Runs inner(ptrs, byte_strides, n) over every innermost run of `loop`, in parallel when the
-// loop is large. A single long run (the contiguous case) is cut into chunks so that it, too,
-// spreads over the threads.
 // Calls f(float{}) or f(double{}) for the two floating dtypes the float-only kernels (conv,
 // pooling) implement; DTypeError naming `op` for any other.
 template <typename F>
@@ -59,6 +70,21 @@ void dispatch_float(DType t, const char* op, F&& f) {
               " version; expected float32 or float64");
 }
 
+// EMBER_DISPATCH_FLOAT (runtime/dtype.h) with float16 and bfloat16 too.
+#define EMBER_DISPATCH_FLOAT_HALF(dtype, op_name, ...)                                        \
+  [&] {                                                                                       \
+    switch (dtype) {                                                                          \
+      EMBER_DTYPE_CASE(f32, __VA_ARGS__)                                                      \
+      EMBER_DTYPE_CASE(f64, __VA_ARGS__)                                                      \
+      EMBER_DTYPE_CASE(f16, __VA_ARGS__) EMBER_DTYPE_CASE(bf16, __VA_ARGS__) default : break; \
+    }                                                                                         \
+    EMBER_THROW(DTypeError, op_name, ": expected a floating tensor, got ",                    \
+                ::ember::dtype_name(dtype));                                                  \
+  }()
+
+// Runs inner(ptrs, byte_strides, n) over every innermost run of `loop`, in parallel when the
+// loop is large. A single long run (the contiguous case) is cut into chunks so that it, too,
+// spreads over the threads.
 template <int N, typename F>
 void parallel_runs(const StridedLoop<N>& loop, const std::array<char*, N>& base, F&& inner) {
   const int64_t outer = loop.outer_count();
@@ -116,6 +142,57 @@ void run_workers(int64_t nw, F&& worker) {
   if (nw == 1) return worker(int64_t{0});
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(nw))
   for (int64_t wk = 0; wk < nw; ++wk) worker(wk);
+}
+
+// For kernels whose half path is their float kernel run on float copies (softmax, batch norm):
+// n elements widened to float, and rounded back once into `out`.
+template <typename T>
+std::vector<float> float_copy(const T* p, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  parallel_range(n, [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) v[i] = static_cast<float>(p[i]);
+  });
+  return v;
+}
+template <typename T>
+void round_into(const std::vector<float>& v, T* out) {
+  parallel_range(static_cast<int64_t>(v.size()), [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) out[i] = T(v[i]);
+  });
+}
+
+// The same, type-erased over the two half dtypes.
+inline bool is_half_dtype(DType t) {
+  return t == DType::f16 || t == DType::bf16;
+}
+inline std::vector<float> widen(DType t, const void* p, int64_t n) {
+  return t == DType::f16 ? float_copy(static_cast<const Half*>(p), n)
+                         : float_copy(static_cast<const BFloat16*>(p), n);
+}
+inline void narrow_into(DType t, const std::vector<float>& v, void* out) {
+  if (t == DType::f16)
+    round_into(v, static_cast<Half*>(out));
+  else
+    round_into(v, static_cast<BFloat16*>(out));
+}
+
+// A float kernel with one input array (n_in elements) and one output array (n_out): body(in, out)
+// called with the typed pointers for float32/float64, and for float16/bfloat16 with float copies
+// whose output is rounded once into `out`. DTypeError naming `op` for any other dtype.
+template <typename F>
+void run_widened(DType t, const char* op, const void* in, int64_t n_in, void* out, int64_t n_out,
+                 F&& body) {
+  if (is_half_dtype(t)) {
+    const std::vector<float> fin = widen(t, in, n_in);
+    std::vector<float> fout(static_cast<size_t>(n_out));
+    body(fin.data(), fout.data());
+    narrow_into(t, fout, out);
+    return;
+  }
+  dispatch_float(t, op, [&](auto z) {
+    using T = decltype(z);
+    body(static_cast<const T*>(in), static_cast<T*>(out));
+  });
 }
 
 }  // namespace ember::kernels::cpu

@@ -99,14 +99,10 @@ void adaptive_bwd(const PoolShape& s, const T* dy, T* dx) {
 
 }  // namespace
 
-#define EMBER_POOL_ENTRY(op, body)    \
-  dispatch_float(t, op, [&](auto z) { \
-    using T = decltype(z);            \
-    body;                             \
-  })
-
+// Every entry computes float16 and bfloat16 on float copies (run_widened).
 void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t* idx, Stream) {
-  EMBER_POOL_ENTRY("max_pool2d", max_fwd(s, static_cast<const T*>(x), static_cast<T*>(y), idx));
+  run_widened(t, "max_pool2d", x, s.planes() * s.h * s.w, y, s.planes() * s.oh * s.ow,
+              [&](const auto* in, auto* out) { max_fwd(s, in, out, idx); });
 }
 size_t max_pool2d_bwd_workspace_bytes(const PoolShape&) {
   return 0;
@@ -119,24 +115,24 @@ void max_pool2d_bwd(DType t, const PoolShape& s, const void* dy, const int64_t* 
   for (int64_t i = 0; i < count; ++i)
     EMBER_CHECK_INDEX(idx[i] >= -1 && idx[i] < s.h * s.w, "max_pool2d_backward: index ", idx[i],
                       " out of range for an input plane of ", s.h, "x", s.w);
-  EMBER_POOL_ENTRY("max_pool2d_backward",
-                   max_bwd(s, static_cast<const T*>(dy), idx, static_cast<T*>(dx)));
+  run_widened(t, "max_pool2d_backward", dy, count, dx, s.planes() * s.h * s.w,
+              [&](const auto* in, auto* out) { max_bwd(s, in, idx, out); });
 }
 void avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, Stream) {
-  EMBER_POOL_ENTRY("avg_pool2d", avg_fwd(s, static_cast<const T*>(x), static_cast<T*>(y)));
+  run_widened(t, "avg_pool2d", x, s.planes() * s.h * s.w, y, s.planes() * s.oh * s.ow,
+              [&](const auto* in, auto* out) { avg_fwd(s, in, out); });
 }
 void avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, Stream) {
-  EMBER_POOL_ENTRY("avg_pool2d_backward",
-                   avg_bwd(s, static_cast<const T*>(dy), static_cast<T*>(dx)));
+  run_widened(t, "avg_pool2d_backward", dy, s.planes() * s.oh * s.ow, dx, s.planes() * s.h * s.w,
+              [&](const auto* in, auto* out) { avg_bwd(s, in, out); });
 }
 void adaptive_avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, Stream) {
-  EMBER_POOL_ENTRY("adaptive_avg_pool2d",
-                   adaptive_fwd(s, static_cast<const T*>(x), static_cast<T*>(y)));
+  run_widened(t, "adaptive_avg_pool2d", x, s.planes() * s.h * s.w, y, s.planes() * s.oh * s.ow,
+              [&](const auto* in, auto* out) { adaptive_fwd(s, in, out); });
 }
 void adaptive_avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, Stream) {
-  EMBER_POOL_ENTRY("adaptive_avg_pool2d_backward",
-                   adaptive_bwd(s, static_cast<const T*>(dy), static_cast<T*>(dx)));
+  run_widened(t, "adaptive_avg_pool2d_backward", dy, s.planes() * s.oh * s.ow, dx,
+              s.planes() * s.h * s.w, [&](const auto* in, auto* out) { adaptive_bwd(s, in, out); });
 }
-#undef EMBER_POOL_ENTRY
 
 }  // namespace ember::kernels::cpu

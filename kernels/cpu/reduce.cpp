@@ -1,6 +1,7 @@
 // Reduction CPU kernels. An accumulator type per op (add one element, merge two partials,
-// finish) and one driver: many outputs run in parallel over outputs; few outputs with long
-// reductions split each reduction into chunks whose partials merge in order.
+// finish), instantiated with the compute type (float for float16 and bfloat16), and one driver:
+// many outputs run in parallel over outputs; few outputs with long reductions split each
+// reduction into chunks whose partials merge in order.
 #include "kernels/kernel_table.h"
 
 #include <cmath>
@@ -158,26 +159,30 @@ void reduce_driver(const ReduceShape& s, const T* in, R* out, const Acc& init) {
 void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in_v, void* out, Stream) {
   dispatch_cpu_dtype(t, "reduce", [&](auto tag) {
     using T = decltype(tag);
+    using C = compute_t<T>;  // the accumulators see half types as float
     const T* in = static_cast<const T*>(in_v);
     switch (op) {
       case ReduceOp::sum: {
-        using R = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-        return reduce_driver(s, in, static_cast<R*>(out), SumAcc<T, R>{});
+        using R = std::conditional_t<std::is_floating_point_v<C>, T, int64_t>;
+        return reduce_driver(s, in, static_cast<R*>(out), SumAcc<C, R>{});
       }
-      case ReduceOp::amax: return reduce_driver(s, in, static_cast<T*>(out), ExtremeAcc<T, true, false>{});
-      case ReduceOp::amin: return reduce_driver(s, in, static_cast<T*>(out), ExtremeAcc<T, false, false>{});
+      case ReduceOp::amax:
+        return reduce_driver(s, in, static_cast<T*>(out), ExtremeAcc<C, true, false>{});
+      case ReduceOp::amin:
+        return reduce_driver(s, in, static_cast<T*>(out), ExtremeAcc<C, false, false>{});
       case ReduceOp::argmax:
-        return reduce_driver(s, in, static_cast<int64_t*>(out), ExtremeAcc<T, true, true>{});
+        return reduce_driver(s, in, static_cast<int64_t*>(out), ExtremeAcc<C, true, true>{});
       case ReduceOp::argmin:
-        return reduce_driver(s, in, static_cast<int64_t*>(out), ExtremeAcc<T, false, true>{});
+        return reduce_driver(s, in, static_cast<int64_t*>(out), ExtremeAcc<C, false, true>{});
       default: break;
     }
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_floating_point_v<C>) {
       switch (op) {
-        case ReduceOp::mean: return reduce_driver(s, in, static_cast<T*>(out), MeanAcc<T>{});
+        case ReduceOp::mean:
+          return reduce_driver(s, in, static_cast<T*>(out), MeanAcc<C>{});
         case ReduceOp::var:
         case ReduceOp::std: {
-          VarAcc<T> init;
+          VarAcc<C> init;
           init.correction = s.correction;
           init.take_sqrt = op == ReduceOp::std;
           return reduce_driver(s, in, static_cast<T*>(out), init);

@@ -128,17 +128,28 @@ void bwd(const SoftmaxShape& sh, bool log, const T* y, const T* dy, T* dx) {
 
 }  // namespace
 
+// float16 and bfloat16 run the float kernel on float copies and round once into the output.
 void softmax_fwd(DType t, const SoftmaxShape& shape, bool log, const void* x, void* y, Stream) {
-  EMBER_DISPATCH_FLOAT(t, log ? "log_softmax" : "softmax", [&] {
-    fwd<scalar_t>(shape, log, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y));
-  });
+  const int64_t n = shape.outer * shape.dim * shape.inner;
+  run_widened(t, log ? "log_softmax" : "softmax", x, n, y, n,
+              [&](const auto* in, auto* out) { fwd(shape, log, in, out); });
 }
 
 void softmax_bwd(DType t, const SoftmaxShape& shape, bool log, const void* y, const void* dy,
                  void* dx, Stream) {
-  EMBER_DISPATCH_FLOAT(t, log ? "log_softmax_backward" : "softmax_backward", [&] {
-    bwd<scalar_t>(shape, log, static_cast<const scalar_t*>(y), static_cast<const scalar_t*>(dy),
-                  static_cast<scalar_t*>(dx));
+  EMBER_DISPATCH_FLOAT_HALF(t, log ? "log_softmax_backward" : "softmax_backward", [&] {
+    const auto* ys = static_cast<const scalar_t*>(y);
+    const auto* gs = static_cast<const scalar_t*>(dy);
+    auto* ds = static_cast<scalar_t*>(dx);
+    if constexpr (kIsHalf<scalar_t>) {
+      const int64_t n = shape.outer * shape.dim * shape.inner;
+      const std::vector<float> yf = float_copy(ys, n), gf = float_copy(gs, n);
+      std::vector<float> df(yf.size());
+      bwd<float>(shape, log, yf.data(), gf.data(), df.data());
+      round_into(df, ds);
+    } else {
+      bwd<scalar_t>(shape, log, ys, gs, ds);
+    }
   });
 }
 

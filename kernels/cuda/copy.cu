@@ -1,4 +1,5 @@
-// Strided copy with dtype conversion: one grid-stride kernel per (destination, source) type pair.
+// Strided copy with dtype conversion: one grid-stride kernel per (destination, source) type pair,
+// all eight dtypes both ways.
 #include "kernels/cuda/compat.h"
 #include "kernels/kernel_table.h"
 #include "kernels/cuda/device_utils.cuh"
@@ -16,9 +17,14 @@ using namespace detail;
 // keeps the low bits, so -3.0f becomes 253; the GPU saturates to 0. Going through int64 makes the
 // GPU give the cpu's answer for every value that fits in an int32 (wider targets keep the plain
 // cast).
+// Half types convert through float, as the cpu's scalar_cast (runtime/dtype.h) does.
 template <typename D, typename S>
 __device__ __forceinline__ D convert(S v) {
-  if constexpr (std::is_same_v<D, bool>)
+  if constexpr (kIsHalf<S>)
+    return convert<D>(static_cast<float>(v));
+  else if constexpr (kIsHalf<D>)
+    return D(static_cast<float>(v));
+  else if constexpr (std::is_same_v<D, bool>)
     return v != S(0);
   else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D> &&
                      sizeof(D) < sizeof(int))
@@ -60,10 +66,12 @@ void launch_from(DType src_t, const StridedIndex<2>& s, int64_t n, void* dst, co
       return launch<D, uint8_t>(s, n, dst, src, stream);
     case DType::b8:
       return launch<D, bool>(s, n, dst, src, stream);
-    default:
-      break;
+    case DType::f16:
+      return launch<D, __half>(s, n, dst, src, stream);
+    case DType::bf16:
+      return launch<D, __nv_bfloat16>(s, n, dst, src, stream);
   }
-  throw std::invalid_argument("copy_strided: no GPU copy kernel reads float16 or bfloat16");
+  throw std::invalid_argument("copy_strided: unknown source dtype");
 }
 
 }  // namespace
@@ -86,10 +94,12 @@ void copy_strided(DType dst_t, DType src_t, const StridedIndex<2>& index, void* 
       return launch_from<uint8_t>(src_t, index, n, dst, src, stream);
     case DType::b8:
       return launch_from<bool>(src_t, index, n, dst, src, stream);
-    default:
-      break;
+    case DType::f16:
+      return launch_from<__half>(src_t, index, n, dst, src, stream);
+    case DType::bf16:
+      return launch_from<__nv_bfloat16>(src_t, index, n, dst, src, stream);
   }
-  throw std::invalid_argument("copy_strided: no GPU copy kernel writes float16 or bfloat16");
+  throw std::invalid_argument("copy_strided: unknown destination dtype");
 }
 
 }  // namespace ember::kernels::EMBER_KERNEL_NS

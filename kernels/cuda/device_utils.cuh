@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/kernel_table.h"
 
@@ -73,6 +74,41 @@ void dispatch_float(DType t, const char* op, F&& f) {
   if (t == DType::f32) return f(float{});
   if (t == DType::f64) return f(double{});
   throw std::invalid_argument(std::string(op) + ": kernels exist for float32 and float64 only");
+}
+
+// Note [Half storage]
+// float16 (__half) and bfloat16 (__nv_bfloat16) are storage types: a kernel loads them, computes
+// in float (compute_t<T>) and rounds to nearest even once, when it stores. So a half result is
+// the float32 op on the same half inputs, rounded: within 1 ulp of the exact result for a single
+// operation, and as accurate as float32 accumulation for reductions. Contiguous elementwise
+// kernels move them two at a time (__half2, __nv_bfloat162).
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <typename T>
+using compute_t = std::conditional_t<kIsHalf<T>, float, T>;
+// The pair type of a half type (__half2, __nv_bfloat162).
+template <typename T>
+using pair_t = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+
+// `v` rounded to T; to a half type through float, as the cpu rounds (runtime/dtype.h's
+// scalar_cast), so that every device stores the same bits.
+template <typename T, typename S>
+__device__ __forceinline__ T narrow(S v) {
+  if constexpr (kIsHalf<T>)
+    return T(static_cast<float>(v));
+  else
+    return static_cast<T>(v);
+}
+
+// As dispatch_float, with float16 and bfloat16 too (Note [Half storage]).
+template <typename F>
+void dispatch_float_half(DType t, const char* op, F&& f) {
+  if (t == DType::f32) return f(float{});
+  if (t == DType::f64) return f(double{});
+  if (t == DType::f16) return f(__half{});
+  if (t == DType::bf16) return f(__nv_bfloat16{});
+  throw std::invalid_argument(std::string(op) +
+                              ": kernels exist for float32, float64, float16 and bfloat16 only");
 }
 
 __device__ __forceinline__ int64_t global_thread() {

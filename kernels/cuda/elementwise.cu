@@ -1,6 +1,7 @@
 // Elementwise kernels: grid-stride loops, a contiguous fast path (float4 loads and stores for
-// aligned float32 buffers) and a strided path that broadcasts through zero strides. Element
-// types: float32, float64, int32, int64.
+// aligned float32 buffers, __half2/__nv_bfloat162 for aligned half buffers) and a strided path
+// that broadcasts through zero strides. Element types: float32, float64, int32, int64, and
+// float16 and bfloat16 computed in float (Note [Half storage] in kernels/cuda/device_utils.cuh).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/kernel_table.h"
@@ -83,12 +84,33 @@ __device__ __forceinline__ T apply_unary(UnaryOp op, T x, T lo, T hi) {
   }
 }
 
-// O is T, or bool for comparisons.
+// O is T, or bool for comparisons. Half types compute in float (C).
 template <typename T, typename O>
 __global__ void binary_contiguous_kernel(BinaryOp op, int64_t n, O* __restrict__ out,
                                          const T* __restrict__ a, const T* __restrict__ b) {
+  using C = compute_t<T>;
   for (int64_t i = global_thread(); i < n; i += grid_threads())
-    out[i] = static_cast<O>(apply_binary(op, a[i], b[i]));
+    out[i] = static_cast<O>(apply_binary(op, C(a[i]), C(b[i])));
+}
+
+// A half type with every buffer 4-byte aligned: two elements per load (T2 = pair_t<T>).
+template <typename T>
+__global__ void binary_vec2_half_kernel(BinaryOp op, int64_t n, T* __restrict__ out,
+                                        const T* __restrict__ a, const T* __restrict__ b) {
+  using T2 = pair_t<T>;
+  const int64_t nv = n / 2;
+  const T2* a2 = reinterpret_cast<const T2*>(a);
+  const T2* b2 = reinterpret_cast<const T2*>(b);
+  T2* o2 = reinterpret_cast<T2*>(out);
+  for (int64_t i = global_thread(); i < nv; i += grid_threads()) {
+    const T2 x = a2[i], y = b2[i];
+    T2 r;
+    r.x = T(apply_binary(op, float(x.x), float(y.x)));
+    r.y = T(apply_binary(op, float(x.y), float(y.y)));
+    o2[i] = r;
+  }
+  for (int64_t i = nv * 2 + global_thread(); i < n; i += grid_threads())
+    out[i] = T(apply_binary(op, float(a[i]), float(b[i])));
 }
 
 // float32 with every buffer 16-byte aligned: four elements per load, then the tail.
@@ -111,18 +133,37 @@ template <typename T, typename O>
 __global__ void binary_strided_kernel(BinaryOp op, StridedIndex<2> s, int64_t n,
                                       O* __restrict__ out, const T* __restrict__ a,
                                       const T* __restrict__ b) {
+  using C = compute_t<T>;
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t off[2];
     strided_offsets(s, i, off);
-    out[i] = static_cast<O>(apply_binary(op, a[off[0]], b[off[1]]));
+    out[i] = static_cast<O>(apply_binary(op, C(a[off[0]]), C(b[off[1]])));
   }
 }
 
-template <typename T>
-__global__ void unary_contiguous_kernel(UnaryOp op, T lo, T hi, int64_t n, T* __restrict__ out,
+template <typename T, typename C = compute_t<T>>
+__global__ void unary_contiguous_kernel(UnaryOp op, C lo, C hi, int64_t n, T* __restrict__ out,
                                         const T* __restrict__ a) {
   for (int64_t i = global_thread(); i < n; i += grid_threads())
-    out[i] = apply_unary(op, a[i], lo, hi);
+    out[i] = static_cast<T>(apply_unary(op, C(a[i]), lo, hi));
+}
+
+template <typename T>
+__global__ void unary_vec2_half_kernel(UnaryOp op, float lo, float hi, int64_t n,
+                                       T* __restrict__ out, const T* __restrict__ a) {
+  using T2 = pair_t<T>;
+  const int64_t nv = n / 2;
+  const T2* a2 = reinterpret_cast<const T2*>(a);
+  T2* o2 = reinterpret_cast<T2*>(out);
+  for (int64_t i = global_thread(); i < nv; i += grid_threads()) {
+    const T2 x = a2[i];
+    T2 r;
+    r.x = T(apply_unary(op, float(x.x), lo, hi));
+    r.y = T(apply_unary(op, float(x.y), lo, hi));
+    o2[i] = r;
+  }
+  for (int64_t i = nv * 2 + global_thread(); i < n; i += grid_threads())
+    out[i] = T(apply_unary(op, float(a[i]), lo, hi));
 }
 
 __global__ void unary_vec4_f32_kernel(UnaryOp op, float lo, float hi, int64_t n,
@@ -139,13 +180,13 @@ __global__ void unary_vec4_f32_kernel(UnaryOp op, float lo, float hi, int64_t n,
     out[i] = apply_unary(op, a[i], lo, hi);
 }
 
-template <typename T>
-__global__ void unary_strided_kernel(UnaryOp op, T lo, T hi, StridedIndex<1> s, int64_t n,
+template <typename T, typename C = compute_t<T>>
+__global__ void unary_strided_kernel(UnaryOp op, C lo, C hi, StridedIndex<1> s, int64_t n,
                                      T* __restrict__ out, const T* __restrict__ a) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t off[1];
     strided_offsets(s, i, off);
-    out[i] = apply_unary(op, a[off[0]], lo, hi);
+    out[i] = static_cast<T>(apply_unary(op, C(a[off[0]]), lo, hi));
   }
 }
 
@@ -170,6 +211,9 @@ int64_t count(const StridedIndex<N>& s) {
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+bool aligned4(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 4 == 0;
+}
 
 // Calls f(T{}) for the element type t.
 template <typename F>
@@ -179,16 +223,24 @@ void dispatch(DType t, const char* what, F&& f) {
     case DType::f64: return f(double{});
     case DType::i32: return f(int32_t{});
     case DType::i64: return f(int64_t{});
+    case DType::f16:
+      return f(__half{});
+    case DType::bf16:
+      return f(__nv_bfloat16{});
     default: break;
   }
   throw std::invalid_argument(std::string(what) +
-                              ": kernels exist for float32, float64, int32 and int64 only");
+                              ": kernels exist for float32, float64, float16, bfloat16, int32 "
+                              "and int64 only");
 }
 
-// A clamp bound in T: integers round inwards (lo up, hi down) and saturate, as on the CPU.
+// A clamp bound in T's compute type: integers round inwards (lo up, hi down) and saturate, as
+// on the CPU.
 template <typename T>
-T clamp_bound(double v, bool lower) {
-  if constexpr (kIsFloat<T>) {
+compute_t<T> clamp_bound(double v, bool lower) {
+  if constexpr (kIsHalf<T>) {
+    return static_cast<float>(v);
+  } else if constexpr (kIsFloat<T>) {
     return static_cast<T>(v);
   } else {
     v = lower ? std::ceil(v) : std::floor(v);
@@ -216,6 +268,13 @@ void binary_contiguous_t(BinaryOp op, int64_t n, void* out, const T* a, const T*
       return;
     }
   }
+  if constexpr (kIsHalf<T>) {
+    if (aligned4(out) && aligned4(a) && aligned4(b)) {
+      EMBER_LAUNCH(binary_vec2_half_kernel<T>, dim3(blocks_for((n + 1) / 2)), dim3(kBlock), 0,
+                   stream, op, n, static_cast<T*>(out), a, b);
+      return;
+    }
+  }
   auto* k = &binary_contiguous_kernel<T, T>;
   EMBER_LAUNCH(k, dim3(blocks_for(n)), dim3(kBlock), 0, stream, op, n, static_cast<T*>(out), a,
                b);
@@ -236,12 +295,19 @@ void binary_strided_t(BinaryOp op, const StridedIndex<2>& s, int64_t n, void* ou
 }
 
 template <typename T>
-void unary_contiguous_t(UnaryOp op, T lo, T hi, int64_t n, T* out, const T* a,
+void unary_contiguous_t(UnaryOp op, compute_t<T> lo, compute_t<T> hi, int64_t n, T* out, const T* a,
                         gpu::Stream stream) {
   if constexpr (std::is_same_v<T, float>) {
     if (aligned16(out) && aligned16(a)) {
       EMBER_LAUNCH(unary_vec4_f32_kernel, dim3(blocks_for((n + 3) / 4)), dim3(kBlock), 0, stream,
                    op, lo, hi, n, out, a);
+      return;
+    }
+  }
+  if constexpr (kIsHalf<T>) {
+    if (aligned4(out) && aligned4(a)) {
+      EMBER_LAUNCH(unary_vec2_half_kernel<T>, dim3(blocks_for((n + 1) / 2)), dim3(kBlock), 0,
+                   stream, op, lo, hi, n, out, a);
       return;
     }
   }

@@ -24,8 +24,8 @@ __global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* _
   const int64_t total = (s.n * s.c) * s.oh * s.ow;
   for (int64_t o = global_thread(); o < total; o += grid_threads()) {
     const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    const PoolMax<T> m = max_pool_at(s, x + p * s.h * s.w, i, j);
-    y[o] = m.value;
+    const PoolMax<compute_t<T>> m = max_pool_at<T, compute_t<T>>(s, x + p * s.h * s.w, i, j);
+    y[o] = narrow<T>(m.value);
     idx[o] = m.index;
   }
 }
@@ -107,14 +107,14 @@ __global__ void max_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy,
     const int64_t iw = e % s.w, ih = (e / s.w) % s.h, p = e / (s.w * s.h);
     const int64_t at = ih * s.w + iw;
     const int64_t j0 = w.first_oj[iw], j1 = w.last_oj[iw];
-    T acc = T(0);
+    compute_t<T> acc = 0;
     for (int64_t i = w.first_oi[ih]; i <= w.last_oi[ih]; ++i) {
       if (ih < w.row_lo[i] || ih > w.row_hi[i]) continue;
       const int64_t base = (p * s.oh + i) * s.ow;
       for (int64_t j = j0; j <= j1; ++j)
-        if (idx[base + j] == at) acc += dy[base + j];
+        if (idx[base + j] == at) acc += compute_t<T>(dy[base + j]);
     }
-    dx[e] = acc;
+    dx[e] = narrow<T>(acc);
   }
 }
 
@@ -123,7 +123,7 @@ __global__ void avg_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* _
   const int64_t total = (s.n * s.c) * s.oh * s.ow;
   for (int64_t o = global_thread(); o < total; o += grid_threads()) {
     const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    y[o] = avg_pool_at(s, x + p * s.h * s.w, i, j);
+    y[o] = narrow<T>(avg_pool_at<T, compute_t<T>>(s, x + p * s.h * s.w, i, j));
   }
 }
 
@@ -144,14 +144,15 @@ __global__ void avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict__ dy, T* 
     int64_t i0, i1, j0, j1;
     avg_outputs(ih, s.kh, s.sh, s.ph, s.oh, i0, i1);
     avg_outputs(iw, s.kw, s.sw, s.pw, s.ow, j0, j1);
-    T acc = T(0);
+    using C = compute_t<T>;
+    C acc = C(0);
     for (int64_t i = i0; i <= i1; ++i)
       for (int64_t j = j0; j <= j1; ++j) {
         const AvgWindow wd = avg_window(s, i, j);
         if (ih < wd.h0 || ih >= wd.h1 || iw < wd.w0 || iw >= wd.w1) continue;
-        acc += dy[(p * s.oh + i) * s.ow + j] / static_cast<T>(wd.divisor);
+        acc += C(dy[(p * s.oh + i) * s.ow + j]) / static_cast<C>(wd.divisor);
       }
-    dx[e] = acc;
+    dx[e] = narrow<T>(acc);
   }
 }
 
@@ -161,7 +162,7 @@ __global__ void adaptive_avg_pool2d_fwd_kernel(PoolShape s, const T* __restrict_
   const int64_t total = (s.n * s.c) * s.oh * s.ow;
   for (int64_t o = global_thread(); o < total; o += grid_threads()) {
     const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    y[o] = adaptive_avg_pool_at(s, x + p * s.h * s.w, i, j);
+    y[o] = narrow<T>(adaptive_avg_pool_at<T, compute_t<T>>(s, x + p * s.h * s.w, i, j));
   }
 }
 
@@ -174,17 +175,18 @@ __global__ void adaptive_avg_pool2d_bwd_kernel(PoolShape s, const T* __restrict_
     // Output rows with start <= ih < end lie in [floor(ih*OH/H), ceil((ih+1)*OH/H) - 1].
     const int64_t i0 = ih * s.oh / s.h, i1 = min64(((ih + 1) * s.oh + s.h - 1) / s.h - 1, s.oh - 1);
     const int64_t j0 = iw * s.ow / s.w, j1 = min64(((iw + 1) * s.ow + s.w - 1) / s.w - 1, s.ow - 1);
-    T acc = T(0);
+    using C = compute_t<T>;
+    C acc = C(0);
     for (int64_t i = i0; i <= i1; ++i) {
       const int64_t h0 = adaptive_start(i, s.h, s.oh), h1 = adaptive_end(i, s.h, s.oh);
       if (ih < h0 || ih >= h1) continue;
       for (int64_t j = j0; j <= j1; ++j) {
         const int64_t w0 = adaptive_start(j, s.w, s.ow), w1 = adaptive_end(j, s.w, s.ow);
         if (iw < w0 || iw >= w1) continue;
-        acc += dy[(p * s.oh + i) * s.ow + j] / static_cast<T>((h1 - h0) * (w1 - w0));
+        acc += C(dy[(p * s.oh + i) * s.ow + j]) / static_cast<C>((h1 - h0) * (w1 - w0));
       }
     }
-    dx[e] = acc;
+    dx[e] = narrow<T>(acc);
   }
 }
 
@@ -196,7 +198,7 @@ size_t max_pool2d_bwd_workspace_bytes(const PoolShape& s) {
 
 void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t* idx,
                     gpu::Stream stream) {
-  dispatch_float(t, "max_pool2d", [&](auto z) {
+  dispatch_float_half(t, "max_pool2d", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.oh * s.ow;
     if (n == 0) return;
@@ -207,7 +209,7 @@ void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t
 
 void max_pool2d_bwd(DType t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,
                     int64_t* workspace, gpu::Stream stream) {
-  dispatch_float(t, "max_pool2d_backward", [&](auto z) {
+  dispatch_float_half(t, "max_pool2d_backward", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.h * s.w;
     if (n == 0) return;
@@ -225,7 +227,7 @@ void max_pool2d_bwd(DType t, const PoolShape& s, const void* dy, const int64_t* 
 }
 
 void avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, gpu::Stream stream) {
-  dispatch_float(t, "avg_pool2d", [&](auto z) {
+  dispatch_float_half(t, "avg_pool2d", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.oh * s.ow;
     if (n == 0) return;
@@ -235,7 +237,7 @@ void avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, gpu::St
 }
 
 void avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, gpu::Stream stream) {
-  dispatch_float(t, "avg_pool2d_backward", [&](auto z) {
+  dispatch_float_half(t, "avg_pool2d_backward", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.h * s.w;
     if (n == 0) return;
@@ -246,7 +248,7 @@ void avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx, gpu::
 
 void adaptive_avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y,
                              gpu::Stream stream) {
-  dispatch_float(t, "adaptive_avg_pool2d", [&](auto z) {
+  dispatch_float_half(t, "adaptive_avg_pool2d", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.oh * s.ow;
     if (n == 0) return;
@@ -257,7 +259,7 @@ void adaptive_avg_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y
 
 void adaptive_avg_pool2d_bwd(DType t, const PoolShape& s, const void* dy, void* dx,
                              gpu::Stream stream) {
-  dispatch_float(t, "adaptive_avg_pool2d_backward", [&](auto z) {
+  dispatch_float_half(t, "adaptive_avg_pool2d_backward", [&](auto z) {
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.h * s.w;
     if (n == 0) return;

@@ -43,11 +43,10 @@ struct ExtremeOp {
   }
 };
 
-// Sums accumulate in double for floating T (as the CPU kernels do) and in int64 for integer
-// and bool T, whose sum is int64; extremes are compared in T, or in int64 for integer T (which
-// the warp shuffles move).
-// The input offset of output `row` (row-major over the kept dims) and of element i of its
-// reduced index space (row-major over the reduced dims).
+// Sums accumulate in double for floating T (as the CPU kernels do; half types load as float) and in
+// int64 for integer and bool T, whose sum is int64; extremes are compared in T, or in int64 for
+// integer T (which the warp shuffles move). The input offset of output `row` (row-major over the
+// kept dims) and of element i of its reduced index space (row-major over the reduced dims).
 __device__ __forceinline__ int64_t kept_offset(const ReduceShape& s, int64_t row) {
   int64_t off = 0;
   for (int d = s.kept_ndim - 1; d >= 0; --d) {
@@ -69,13 +68,14 @@ __device__ __forceinline__ int64_t reduced_offset(const ReduceShape& s, int64_t 
 template <typename T>
 __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int64_t n,
                               const T* __restrict__ in, void* __restrict__ out) {
-  constexpr bool kFloat = std::is_floating_point_v<T>;
+  using C = compute_t<T>;  // float for the half types
+  constexpr bool kFloat = std::is_floating_point_v<C>;
   using Acc = std::conditional_t<kFloat, double, int64_t>;
-  using V = std::conditional_t<kFloat, T, int64_t>;
+  using V = std::conditional_t<kFloat, C, int64_t>;
   const int64_t correction = shape.correction;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* base = in + kept_offset(shape, row);
-    auto x = [&](int64_t i) { return base[reduced_offset(shape, i)]; };
+    auto x = [&](int64_t i) { return static_cast<C>(base[reduced_offset(shape, i)]); };
     if (op == ReduceOp::sum || op == ReduceOp::mean || op == ReduceOp::var || op == ReduceOp::std) {
       Acc s = 0;
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<Acc>(x(i));
@@ -94,7 +94,7 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
           r = q / static_cast<double>(dof);
           if (op == ReduceOp::std) r = sqrt(r);
         }
-        if (threadIdx.x == 0) static_cast<T*>(out)[row] = static_cast<T>(r);
+        if (threadIdx.x == 0) static_cast<T*>(out)[row] = narrow<T>(r);
       } else {
         if (threadIdx.x == 0) static_cast<int64_t*>(out)[row] = s;
       }
@@ -109,7 +109,7 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
         if (op == ReduceOp::argmax || op == ReduceOp::argmin)
           static_cast<int64_t*>(out)[row] = e.index;
         else
-          static_cast<T*>(out)[row] = static_cast<T>(e.value);
+          static_cast<T*>(out)[row] = narrow<T>(e.value);
       }
     }
   }
@@ -130,9 +130,8 @@ void launch(ReduceOp op, const ReduceShape& s, int64_t rows, int64_t n, const vo
 
 void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out,
             gpu::Stream stream) {
-  const bool floating = t == DType::f32 || t == DType::f64;
-  if (!floating && reduce_needs_floating(op))
-    throw std::invalid_argument("reduce: mean, var and std need float32 or float64");
+  if (!is_floating(t) && reduce_needs_floating(op))
+    throw std::invalid_argument("reduce: mean, var and std need a floating dtype");
   const int64_t rows = s.kept_numel(), n = s.reduced_numel();
   if (rows == 0) return;
   switch (t) {
@@ -148,10 +147,12 @@ void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in, void* ou
       return launch<uint8_t>(op, s, rows, n, in, out, stream);
     case DType::b8:
       return launch<bool>(op, s, rows, n, in, out, stream);
-    default:
-      break;
+    case DType::f16:
+      return launch<__half>(op, s, rows, n, in, out, stream);
+    case DType::bf16:
+      return launch<__nv_bfloat16>(op, s, rows, n, in, out, stream);
   }
-  throw std::invalid_argument("reduce: no GPU reduction kernel for float16 or bfloat16");
+  throw std::invalid_argument("reduce: unknown dtype");
 }
 
 }  // namespace ember::kernels::EMBER_KERNEL_NS

@@ -21,26 +21,29 @@ __device__ __forceinline__ T finite_max(T m) {
   return m == T(-INFINITY) ? T(0) : m;
 }
 
+// T is the stored type, C = compute_t<T> the one computed in (float for the half types, which
+// round once, on store).
 template <typename T, bool kWarp>
 __global__ void softmax_fwd_rows_kernel(int64_t rows, int64_t d, bool log, const T* __restrict__ x,
                                         T* __restrict__ y) {
   using L = RowLayout<kWarp>;
+  using C = compute_t<T>;
   for (int64_t r = L::first_row(); r < rows; r += L::row_step()) {
     const T* xr = x + r * d;
     T* yr = y + r * d;
-    T m = T(-INFINITY);
-    for (int64_t i = L::lane(); i < d; i += L::width()) m = MaxOp()(m, xr[i]);
+    C m = C(-INFINITY);
+    for (int64_t i = L::lane(); i < d; i += L::width()) m = MaxOp()(m, C(xr[i]));
     m = finite_max(row_reduce<kWarp>(m, MaxOp()));
     double s = 0;
-    for (int64_t i = L::lane(); i < d; i += L::width()) s += static_cast<double>(exp(xr[i] - m));
+    for (int64_t i = L::lane(); i < d; i += L::width()) s += static_cast<double>(exp(C(xr[i]) - m));
     s = row_reduce<kWarp>(s, SumOp());
     if (log) {
-      const T lse = static_cast<T>(static_cast<double>(m) + ::log(s));
-      for (int64_t i = L::lane(); i < d; i += L::width()) yr[i] = xr[i] - lse;
+      const C lse = static_cast<C>(static_cast<double>(m) + ::log(s));
+      for (int64_t i = L::lane(); i < d; i += L::width()) yr[i] = narrow<T>(C(xr[i]) - lse);
     } else {
-      const T inv = static_cast<T>(1.0 / s);
+      const C inv = static_cast<C>(1.0 / s);
       for (int64_t i = L::lane(); i < d; i += L::width())
-        yr[i] = static_cast<T>(exp(xr[i] - m)) * inv;
+        yr[i] = narrow<T>(exp(C(xr[i]) - m) * inv);
     }
   }
 }
@@ -49,15 +52,18 @@ template <typename T, bool kWarp>
 __global__ void softmax_bwd_rows_kernel(int64_t rows, int64_t d, bool log, const T* __restrict__ y,
                                         const T* __restrict__ dy, T* __restrict__ dx) {
   using L = RowLayout<kWarp>;
+  using C = compute_t<T>;
   for (int64_t r = L::first_row(); r < rows; r += L::row_step()) {
     const T *yr = y + r * d, *gr = dy + r * d;
     T* dr = dx + r * d;
     double s = 0;
     for (int64_t i = L::lane(); i < d; i += L::width())
-      s += log ? static_cast<double>(gr[i]) : static_cast<double>(gr[i]) * yr[i];
-    const T ts = static_cast<T>(row_reduce<kWarp>(s, SumOp()));
-    for (int64_t i = L::lane(); i < d; i += L::width())
-      dr[i] = log ? gr[i] - exp(yr[i]) * ts : yr[i] * (gr[i] - ts);
+      s += log ? static_cast<double>(C(gr[i])) : static_cast<double>(C(gr[i])) * C(yr[i]);
+    const C ts = static_cast<C>(row_reduce<kWarp>(s, SumOp()));
+    for (int64_t i = L::lane(); i < d; i += L::width()) {
+      const C yv = C(yr[i]), gv = C(gr[i]);
+      dr[i] = narrow<T>(log ? gv - exp(yv) * ts : yv * (gv - ts));
+    }
   }
 }
 
@@ -65,22 +71,23 @@ __global__ void softmax_bwd_rows_kernel(int64_t rows, int64_t d, bool log, const
 template <typename T>
 __global__ void softmax_fwd_cols_kernel(SoftmaxShape s, bool log, const T* __restrict__ x,
                                         T* __restrict__ y) {
+  using C = compute_t<T>;
   const int64_t d = s.dim, st = s.inner, cols = s.outer * s.inner;
   for (int64_t c = global_thread(); c < cols; c += grid_threads()) {
     const int64_t base = (c / st) * d * st + c % st;
     const T* xc = x + base;
     T* yc = y + base;
-    T m = T(-INFINITY);
-    for (int64_t k = 0; k < d; ++k) m = MaxOp()(m, xc[k * st]);
+    C m = C(-INFINITY);
+    for (int64_t k = 0; k < d; ++k) m = MaxOp()(m, C(xc[k * st]));
     m = finite_max(m);
     double sum = 0;
-    for (int64_t k = 0; k < d; ++k) sum += static_cast<double>(exp(xc[k * st] - m));
+    for (int64_t k = 0; k < d; ++k) sum += static_cast<double>(exp(C(xc[k * st]) - m));
     if (log) {
-      const T lse = static_cast<T>(static_cast<double>(m) + ::log(sum));
-      for (int64_t k = 0; k < d; ++k) yc[k * st] = xc[k * st] - lse;
+      const C lse = static_cast<C>(static_cast<double>(m) + ::log(sum));
+      for (int64_t k = 0; k < d; ++k) yc[k * st] = narrow<T>(C(xc[k * st]) - lse);
     } else {
-      const T inv = static_cast<T>(1.0 / sum);
-      for (int64_t k = 0; k < d; ++k) yc[k * st] = static_cast<T>(exp(xc[k * st] - m)) * inv;
+      const C inv = static_cast<C>(1.0 / sum);
+      for (int64_t k = 0; k < d; ++k) yc[k * st] = narrow<T>(exp(C(xc[k * st]) - m) * inv);
     }
   }
 }
@@ -88,6 +95,7 @@ __global__ void softmax_fwd_cols_kernel(SoftmaxShape s, bool log, const T* __res
 template <typename T>
 __global__ void softmax_bwd_cols_kernel(SoftmaxShape s, bool log, const T* __restrict__ y,
                                         const T* __restrict__ dy, T* __restrict__ dx) {
+  using C = compute_t<T>;
   const int64_t d = s.dim, st = s.inner, cols = s.outer * s.inner;
   for (int64_t c = global_thread(); c < cols; c += grid_threads()) {
     const int64_t base = (c / st) * d * st + c % st;
@@ -95,11 +103,12 @@ __global__ void softmax_bwd_cols_kernel(SoftmaxShape s, bool log, const T* __res
     T* dc = dx + base;
     double sum = 0;
     for (int64_t k = 0; k < d; ++k)
-      sum += log ? static_cast<double>(gc[k * st]) : static_cast<double>(gc[k * st]) * yc[k * st];
-    const T ts = static_cast<T>(sum);
+      sum += log ? static_cast<double>(C(gc[k * st]))
+                 : static_cast<double>(C(gc[k * st])) * C(yc[k * st]);
+    const C ts = static_cast<C>(sum);
     for (int64_t k = 0; k < d; ++k) {
-      const int64_t e = k * st;
-      dc[e] = log ? gc[e] - exp(yc[e]) * ts : yc[e] * (gc[e] - ts);
+      const C yv = C(yc[k * st]), gv = C(gc[k * st]);
+      dc[k * st] = narrow<T>(log ? gv - exp(yv) * ts : yv * (gv - ts));
     }
   }
 }
@@ -145,23 +154,20 @@ bool empty(const SoftmaxShape& s) {
 void softmax_fwd(DType t, const SoftmaxShape& dims, bool log, const void* x, void* y,
                  gpu::Stream stream) {
   if (empty(dims)) return;
-  if (t == DType::f32)
-    return fwd(dims, log, static_cast<const float*>(x), static_cast<float*>(y), stream);
-  if (t == DType::f64)
-    return fwd(dims, log, static_cast<const double*>(x), static_cast<double*>(y), stream);
-  throw std::invalid_argument("softmax_fwd: kernels exist for float32 and float64 only");
+  dispatch_float_half(t, "softmax_fwd", [&](auto zero) {
+    using T = decltype(zero);
+    fwd(dims, log, static_cast<const T*>(x), static_cast<T*>(y), stream);
+  });
 }
 
 void softmax_bwd(DType t, const SoftmaxShape& dims, bool log, const void* y, const void* dy,
                  void* dx, gpu::Stream stream) {
   if (empty(dims)) return;
-  if (t == DType::f32)
-    return bwd(dims, log, static_cast<const float*>(y), static_cast<const float*>(dy),
-               static_cast<float*>(dx), stream);
-  if (t == DType::f64)
-    return bwd(dims, log, static_cast<const double*>(y), static_cast<const double*>(dy),
-               static_cast<double*>(dx), stream);
-  throw std::invalid_argument("softmax_bwd: kernels exist for float32 and float64 only");
+  dispatch_float_half(t, "softmax_bwd", [&](auto zero) {
+    using T = decltype(zero);
+    bwd(dims, log, static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx),
+        stream);
+  });
 }
 
 }  // namespace ember::kernels::EMBER_KERNEL_NS

@@ -78,7 +78,7 @@ TEST_CASE("emu dropout draws the cpu's mask bit for bit") {
   for (const auto& cfg : emu_orders()) {
     simt_test::ScopedOptions scoped(cfg);
     CAPTURE(cfg.name());
-    for (DType t : {kFloat32, kFloat64})
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16})
       for (const Shape& shape : {Shape{1}, Shape{3}, Shape{37, 41}, Shape{0, 2}})
         for (double p : {0.1, 0.5, 0.8}) {
           CAPTURE(t);

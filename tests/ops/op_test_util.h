@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <ostream>
 #include <random>
@@ -95,9 +96,26 @@ inline int64_t broadcast_source(const std::vector<int64_t>& out, const Shape& in
   return lin;
 }
 
+// `v` rounded once to float16 or bfloat16 (nearest even), back as double. Through float with
+// round-to-odd, which makes the second rounding exact: no double rounding.
+inline double round_to_half(double v, DType t) {
+  float f = static_cast<float>(v);
+  if (std::isfinite(v) && static_cast<double>(f) != v) {
+    if (std::abs(static_cast<double>(f)) > std::abs(v)) f = std::nextafter(f, 0.0f);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u |= 1u;  // inexact: make the last bit odd
+    std::memcpy(&f, &u, 4);
+  }
+  return t == kFloat16 ? static_cast<float>(Half(f)) : static_cast<float>(BFloat16(f));
+}
+
 // `v` as stored in dtype t, back as double (integers wrap like a C++ cast, bool is v != 0).
 inline double as_stored(double v, DType t) {
   switch (t) {
+    case DType::f16:
+    case DType::bf16:
+      return round_to_half(v, t);
     case DType::f32: return static_cast<float>(v);
     case DType::i32: return static_cast<int32_t>(static_cast<int64_t>(v));
     case DType::i64: return static_cast<double>(static_cast<int64_t>(v));

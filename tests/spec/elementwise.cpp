@@ -1,7 +1,8 @@
 // Elementwise ops on every target (tests/spec/spec.h) against naive float64 references: every
 // binary op and comparison over broadcasts and layouts, unary ops, scalar forms, clamp, where,
 // NaN propagation and type promotion, in every dtype (a dtype the target's kernels lack must
-// raise DTypeError).
+// raise DTypeError). float16 and bfloat16 results are within 1 ulp of the float64 op on the same
+// half inputs, rounded.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -148,7 +149,7 @@ const BinaryCase kBinaryCases[] = {
     {{2, 3, 4, 5}, {3, 1, 5}, Layout::sliced, Layout::contiguous},
 };
 
-const DType kAllDTypes[] = {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool};
+const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool};
 
 Shape ref_broadcast(const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);
@@ -276,7 +277,7 @@ TEST_CASE("clamp edge cases: infinite bounds, lo > hi, integer bounds, NaN") {
 TEST_CASE("maximum and minimum propagate NaN on every target") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64}) {
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
       const Tensor a = from_vector<double>({nan, 1.0, 2.0, nan}).to(dev, t);
       const Tensor b = from_vector<double>({0.0, nan, 1.0, nan}).to(dev, t);
       check_result(ops::maximum(a, b), dev, t, {4}, {nan, nan, 2.0, nan});
@@ -308,6 +309,9 @@ TEST_CASE("where selects, broadcasts and promotes on every target") {
       {{4, 6}, {4, 6}, {6}, kFloat32, kFloat64, kFloat64, Layout::contiguous, Layout::transposed},
       {{4, 6}, {4, 6}, {1}, kInt64, kInt64, kInt64, Layout::expanded, Layout::sliced},
       {{5, 3, 4}, {3, 4}, {4}, kUInt8, kInt32, kInt32, Layout::expanded, Layout::transposed},
+      {{7, 13}, {13}, {7, 1}, kFloat16, kFloat16, kFloat16, Layout::transposed, Layout::sliced},
+      {{4, 6}, {4, 6}, {6}, kBFloat16, kFloat16, kFloat32, Layout::contiguous, Layout::expanded},
+      {{4, 6}, {4, 6}, {}, kBFloat16, kInt64, kBFloat16, Layout::sliced, Layout::contiguous},
       {{0, 4}, {4}, {1}, kBool, kBool, kBool, Layout::contiguous, Layout::contiguous},
       {{300, 257},
        {300, 257},
@@ -360,22 +364,25 @@ TEST_CASE("scalar overloads take the tensor's dtype category on every target") {
 
 TEST_CASE("type promotion: result dtype and values of every pair of dtypes on every target") {
   // PyTorch's torch.promote_types, written out by hand.
-  const DType f32 = kFloat32, f64 = kFloat64, i32 = kInt32, i64 = kInt64, u8 = kUInt8, b8 = kBool;
-  const DType order[] = {f32, f64, i32, i64, u8, b8};
-  const DType table[6][6] = {
-      /* f32 */ {f32, f64, f32, f32, f32, f32},
-      /* f64 */ {f64, f64, f64, f64, f64, f64},
-      /* i32 */ {f32, f64, i32, i64, i32, i32},
-      /* i64 */ {f32, f64, i64, i64, i64, i64},
-      /* u8  */ {f32, f64, i32, i64, u8, u8},
-      /* b8  */ {f32, f64, i32, i64, u8, b8},
+  const DType f32 = kFloat32, f64 = kFloat64, f16 = kFloat16, bf = kBFloat16, i32 = kInt32,
+              i64 = kInt64, u8 = kUInt8, b8 = kBool;
+  const DType order[] = {f32, f64, f16, bf, i32, i64, u8, b8};
+  const DType table[8][8] = {
+      /* f32 */ {f32, f64, f32, f32, f32, f32, f32, f32},
+      /* f64 */ {f64, f64, f64, f64, f64, f64, f64, f64},
+      /* f16 */ {f32, f64, f16, f32, f16, f16, f16, f16},
+      /* bf16*/ {f32, f64, f32, bf, bf, bf, bf, bf},
+      /* i32 */ {f32, f64, f16, bf, i32, i64, i32, i32},
+      /* i64 */ {f32, f64, f16, bf, i64, i64, i64, i64},
+      /* u8  */ {f32, f64, f16, bf, i32, i64, u8, u8},
+      /* b8  */ {f32, f64, f16, bf, i32, i64, u8, b8},
   };
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
   for_each_target([&](Device dev) {
-    for (int r = 0; r < 6; ++r) {
-      for (int c = 0; c < 6; ++c) {
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c) {
         const DType ta = order[r], tb = order[c], want = table[r][c];
         CAPTURE(ta);
         CAPTURE(tb);

@@ -157,7 +157,7 @@ TEST_CASE("pool2d: max and avg, forward and backward, against float64 loops on e
       const int64_t aoh = ref_out(cs.h, cs.kh, cs.sh, cs.ph, 1, cs.ceil_mode);
       const int64_t aow = ref_out(cs.w, cs.kw, cs.sw, cs.pw, 1, cs.ceil_mode);
       const Shape xs{cs.n, cs.c, cs.h, cs.w}, ys{cs.n, cs.c, oh, ow}, as{cs.n, cs.c, aoh, aow};
-      for (DType t : {kFloat32, kFloat64}) {
+      for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
         for (Layout layout : {Layout::contiguous, Layout::sliced, Layout::transposed}) {
           CAPTURE(t);
           CAPTURE(layout);
@@ -253,7 +253,7 @@ TEST_CASE("adaptive_avg_pool2d against float64 loops on every target") {
       CAPTURE(a.w);
       CAPTURE(a.oh);
       CAPTURE(a.ow);
-      for (DType t : {kFloat32, kFloat64}) {
+      for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
         const Shape xs{a.n, a.c, a.h, a.w}, ys{a.n, a.c, a.oh, a.ow};
         const Tensor x = random_operand(xs, t, Layout::sliced, -1, 1, g, 0.0, dev);
         const Tensor dy = random_operand(ys, t, Layout::transposed, -1, 1, g, 0.0, dev);

@@ -171,7 +171,7 @@ TEST_CASE("reductions match a float64 reference on every target") {
       {{257, 300}, {0}, Layout::transposed, true},
       {{3, 40000}, {1}, Layout::contiguous, true},
   };
-  const DType dtypes[] = {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool};
+  const DType dtypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool};
   for_each_target([&](Device dev) {
     for (const ReduceSpec& op : kReduce) {
       for (DType t : dtypes) {

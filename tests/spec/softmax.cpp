@@ -66,7 +66,8 @@ std::vector<double> backward_reference(const Shape& shape, int64_t dim, bool log
 // subtracts it from each logit, so its error is a few ulps of the logits (ulp(80) = 7.6e-6:
 // up to ~1.1e-5 where the result is near 0, past close()'s 1e-5), not of its result. For logits
 // of range r the absolute tolerance is close()'s times max(1, r / 10); close()'s relative
-// tolerance stays. This is check_result with that absolute tolerance.
+// tolerance stays. This is check_result with that absolute tolerance. float16 and bfloat16 compute
+// in float32 too, so their results are within 1 ulp or within that same absolute tolerance.
 struct Case {
   Shape shape;
   int64_t dim;
@@ -105,7 +106,7 @@ TEST_CASE("softmax, log_softmax and their backward ops match float64 loops on ev
   for_each_target([&](Device dev) {
     for (const Case& c : cases) {
       if (c.large && !runs_large_cases(dev)) continue;
-      for (DType t : {kFloat32, kFloat64})
+      for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16})
         for (Layout layout : {Layout::contiguous, Layout::transposed})
           for (double range : {3.0, 80.0}) {
             CAPTURE(c.shape);

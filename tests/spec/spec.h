@@ -69,20 +69,26 @@ inline bool runs_large_cases(Device device) {
   return !device.is_emu() || simt::options().order == simt::Order::Forward;
 }
 
-// Whether the kernels of `device` compute in dtype t: the cpu every dtype but the half types,
-// the GPU backends float32, float64, int32 and int64 (what ops::check_compute_dtype promises).
+// Whether the kernels of `device` compute in dtype t: the cpu every dtype, the GPU backends
+// float32, float64, float16, bfloat16, int32 and int64 (what ops::check_compute_dtype promises).
 inline bool implements(Device device, DType t) {
-  if (device.is_cpu()) return t != DType::f16 && t != DType::bf16;
-  return t == kFloat32 || t == kFloat64 || t == kInt32 || t == kInt64;
+  if (device.is_cpu()) return true;
+  return is_floating(t) || t == kInt32 || t == kInt64;
 }
 
-// How close a result must be: |got - want| <= atol + rtol * |want|. The default is
-// op_test_util.h's close(): float32 rtol 2e-5, atol 1e-5; float64 1e-11 both; integers exact.
+// How close a result must be: |got - want| <= atol + rtol * |want|, or, for float16 and
+// bfloat16, within `ulps` units in the last place of want rounded to the dtype. The default is
+// op_test_util.h's close() (float32 rtol 2e-5, atol 1e-5; float64 1e-11 both; integers exact)
+// and, for the half types, 1 ulp: the float64 op on the same half inputs, rounded, give or take
+// one step (Note [Half storage] in kernels/cuda/device_utils.cuh), or an absolute 1e-6 where a
+// result near zero comes out of float32 arithmetic on terms near 1 (float32's own rounding).
 struct Tolerance {
   double rtol, atol;
+  int ulps = 0;
 };
 inline Tolerance default_tolerance(DType t) {
   if (!is_floating(t)) return {0, 0};
+  if (t == kFloat16 || t == kBFloat16) return {0, 1e-6, 1};
   return t == kFloat32 ? Tolerance{2e-5, 1e-5} : Tolerance{1e-11, 1e-11};
 }
 
@@ -92,6 +98,30 @@ inline Tolerance scaled_tolerance(DType t, double scale) {
   Tolerance tol = default_tolerance(t);
   tol.atol *= scale;
   return tol;
+}
+
+// How many representable float16/bfloat16 values lie between a and b (both representable): the
+// distance of their bit patterns on a line where -0 and +0 meet.
+inline int64_t half_steps(double a, double b, DType t) {
+  auto line = [t](double v) {
+    const uint16_t bits =
+        t == kFloat16 ? Half(static_cast<float>(v)).bits : BFloat16(static_cast<float>(v)).bits;
+    return bits & 0x8000 ? -static_cast<int64_t>(bits & 0x7fff) : static_cast<int64_t>(bits);
+  };
+  return std::abs(line(a) - line(b));
+}
+
+// Whether got matches want within tol for dtype t (NaN matches NaN, infinities match exactly).
+inline bool within(double got, double want, DType t, Tolerance tol) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  const bool half = t == kFloat16 || t == kBFloat16;
+  if (half) {
+    const double r = as_stored(want, t);
+    if (!std::isinf(got) && !std::isinf(r) && half_steps(got, r, t) <= tol.ulps) return true;
+  }
+  if (std::isinf(want) || std::isinf(got))
+    return got == want || (half && got == as_stored(want, t));
+  return std::abs(got - want) <= tol.atol + tol.rtol * std::abs(want);
 }
 
 // Checks that `got` (on any device) is on `device` with dtype `t` and shape `shape`, and that
@@ -105,11 +135,7 @@ inline void check_result(const Tensor& got, Device device, DType t, const Shape&
   const std::vector<double> g = got.to_vector<double>();
   REQUIRE(g.size() == want.size());
   for (size_t i = 0; i < g.size(); ++i) {
-    const bool ok = std::isnan(want[i]) || std::isnan(g[i])
-                        ? std::isnan(want[i]) && std::isnan(g[i])
-                    : std::isinf(want[i]) || std::isinf(g[i])
-                        ? g[i] == want[i]
-                        : std::abs(g[i] - want[i]) <= tol.atol + tol.rtol * std::abs(want[i]);
+    const bool ok = within(g[i], want[i], t, tol);
     if (!ok) {
       CAPTURE(i);
       CAPTURE(g[i]);
