@@ -14,8 +14,7 @@ namespace {
 void check_linear(const char* op, const Tensor& x, const Tensor& w, const Tensor& b) {
   check_same_device(op, {&x, &w});
   if (b.defined()) check_same_device(op, {&x, &b});
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 input, got ", x.dtype());
+  check_floating(op, x);
   EMBER_CHECK_DTYPE(w.dtype() == x.dtype() && (!b.defined() || b.dtype() == x.dtype()), op,
                     ": expected input, weight and bias of one dtype, got ", x.dtype(), ", ",
                     w.dtype(), (b.defined() ? ", " : ""),
@@ -38,6 +37,12 @@ Shape with_last(const Shape& s, int64_t last) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   check_linear("linear", x, w, b);
+  if (x.dtype() == kFloat16 || x.dtype() == kBFloat16) {
+    // Half types: the float32 linear of widened copies, so that the product and the bias round
+    // once together (Note [Half matmul] in ops/matmul.cpp).
+    const Tensor y = linear(x.to(kFloat32), w.to(kFloat32), b.defined() ? b.to(kFloat32) : b);
+    return y.to(x.dtype());
+  }
   const int64_t in = w.size(1), out_f = w.size(0);
   Tensor y = mm(x.reshape({-1, in}), w.t());
   if (b.defined() && y.numel() > 0) {

@@ -56,14 +56,20 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
   check_same_device(op, {&a, &b});
   EMBER_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected both operands of the same dtype, got ",
                     a.dtype(), " and ", b.dtype(), " (convert one with .to())");
-  EMBER_CHECK_DTYPE(a.dtype() == kFloat32 || a.dtype() == kFloat64, op,
-                    ": expected float32 or float64 operands, got ", a.dtype(),
-                    " (convert with .to(kFloat32))");
+  EMBER_CHECK_DTYPE(is_floating(a.dtype()), op,
+                    ": expected floating operands (float32, float64, float16 or bfloat16), got ",
+                    a.dtype(), " (convert with .to(kFloat32))");
 }
 
 // a: [..., m, k], b: [..., k, n] (both at least 2-D) -> [broadcast batch..., m, n].
 Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& shown_a,
                const Shape& shown_b) {
+  if (a.dtype() == kFloat16 || a.dtype() == kBFloat16) {
+    // Note [Half matmul]: until the Tensor Core GEMM serves them, float16/bfloat16 products are
+    // the float32 GEMM of widened copies, rounded once: float32 accumulation over K, as a
+    // Tensor Core GEMM accumulates, at the cost of the copies.
+    return batched(op, a.to(kFloat32), b.to(kFloat32), shown_a, shown_b).to(a.dtype());
+  }
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   EMBER_CHECK_SHAPE(b.size(-2) == k, op, ": inner sizes differ: shapes ", shown_a, " and ", shown_b,
                     " cannot be multiplied (expected b's dim -2 to be ", k, ", got ", b.size(-2),

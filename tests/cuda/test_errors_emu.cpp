@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_test_util.h"
 #include "ops/elementwise.h"
+#include "ops/loss.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 
@@ -31,8 +32,9 @@ TEST_CASE("emu reductions and matmul reject mixed devices") {
   const Tensor a = ones({2, 2}, {kFloat32, emu()}), c = ones({2, 2});
   CHECK_THROWS_AS(ops::matmul(a, c), DeviceError);
   CHECK_THROWS_AS(ops::bmm(c.unsqueeze(0), a.unsqueeze(0)), DeviceError);
-  CHECK_THROWS_AS(ops::matmul(ones({2, 2}, {kFloat16, emu()}), ones({2, 2}, {kFloat16, emu()})),
-                  DTypeError);
+  CHECK_THROWS_AS(
+      ops::mse_loss(ones({2}, {kFloat16, emu()}), ones({2}, {kFloat16, emu()}), Reduction::Mean),
+      DTypeError);
   CHECK_THROWS_AS(ops::mean(ones({2}, {kInt32, emu()})), DTypeError);
   CHECK_THROWS_AS(ops::amax(zeros({0}, {kFloat32, emu()})), ValueError);
 }

@@ -52,7 +52,7 @@ TEST_CASE("linear and its backward match float64 loops on every target") {
       {{1, 5}, {3, 5}, true},    {{0, 4}, {3, 4}, true},     {{5, 7, 1}, {2, 1}, true},
       {{9, 33}, {17, 33}, true}, {{5, 7, 3}, {2, 3}, false}, {{70, 65}, {66, 65}, true}};
   for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64})
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16})
       for (const Case& c : cases)
         for (Layout l : {Layout::contiguous, Layout::transposed, Layout::sliced}) {
           CAPTURE(t);
@@ -71,11 +71,18 @@ TEST_CASE("linear and its backward match float64 loops on every target") {
               linear_reference(x.to_vector<double>(), w.to_vector<double>(),
                                c.bias ? b.to_vector<double>() : std::vector<double>{},
                                go.to_vector<double>(), rows, in, out);
-          check_result(ops::linear(x, w, b), dev, t, ys, want.y);
+          // Half types: 1 ulp, or float32's accumulation error over the k terms of a product
+          // (1e-6 each) where a result is near 0.
+          const bool half = t == kFloat16 || t == kBFloat16;
+          auto tol = [&](int64_t k) {
+            return half ? scaled_tolerance(t, static_cast<double>(std::max<int64_t>(k, 1)))
+                        : default_tolerance(t);
+          };
+          check_result(ops::linear(x, w, b), dev, t, ys, want.y, tol(in + 1));
           const ops::LinearGrads got = ops::linear_backward(go, x, w, true, true, true);
-          check_result(got.grad_input, dev, t, c.x, want.dx);
-          check_result(got.grad_weight, dev, t, c.w, want.dw);
-          check_result(got.grad_bias, dev, t, {out}, want.db);
+          check_result(got.grad_input, dev, t, c.x, want.dx, tol(out));
+          check_result(got.grad_weight, dev, t, c.w, want.dw, tol(rows));
+          check_result(got.grad_bias, dev, t, {out}, want.db, tol(rows));
         }
   });
 }

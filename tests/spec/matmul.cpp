@@ -1,7 +1,8 @@
 // matmul, mm and bmm on every target (tests/spec/spec.h) against torch.matmul's rules in float64
 // loops (op_test_util.h's matmul_reference): 1-D operands, broadcast batches, every size class
 // (1, sizes that straddle the GPU's tiles, K = 0, empty), transposed, sliced and broadcast
-// operands; integer dtypes are refused with DTypeError; sum(matmul(a, b) + c) end to end.
+// operands; float16/bfloat16 (Note [Half matmul] in ops/matmul.cpp); integer dtypes are
+// refused with DTypeError; sum(matmul(a, b) + c) end to end.
 // The GPU GEMM's own tiles and edge cases: tests/cuda/test_gemm_emu.cpp.
 #include <doctest/doctest.h>
 
@@ -54,7 +55,7 @@ TEST_CASE("matmul, mm and bmm match a float64 reference on every target") {
   CAPTURE(seed);
   std::mt19937 g(seed);
   for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64}) {
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
       for (const Case& c : kCases) {
         CAPTURE(t);
         CAPTURE(c.a);
@@ -65,10 +66,18 @@ TEST_CASE("matmul, mm and bmm match a float64 reference on every target") {
         const Tensor b = random_operand(c.b, t, c.lb, -1, 1, g, 0.0, dev);
         const auto [shape, want] =
             matmul_reference(c.a, a.to_vector<double>(), c.b, b.to_vector<double>());
-        check_result(ops::matmul(a, b), dev, t, shape, want);
-        if (c.a.size() == 2 && c.b.size() == 2) check_result(ops::mm(a, b), dev, t, shape, want);
+        // Half types: 1 ulp of the rounded float64 product, or float32's accumulation error
+        // over K products of magnitude at most 1 (1e-6 per term) where the result is near 0.
+        const int64_t k = c.a.back();
+        const Tolerance tol =
+            t == kFloat16 || t == kBFloat16
+                ? scaled_tolerance(t, static_cast<double>(std::max<int64_t>(k, 1)))
+                : default_tolerance(t);
+        check_result(ops::matmul(a, b), dev, t, shape, want, tol);
+        if (c.a.size() == 2 && c.b.size() == 2)
+          check_result(ops::mm(a, b), dev, t, shape, want, tol);
         if (c.a.size() == 3 && c.b.size() == 3 && c.a[0] == c.b[0])
-          check_result(ops::bmm(a, b), dev, t, shape, want);
+          check_result(ops::bmm(a, b), dev, t, shape, want, tol);
       }
     }
   });
