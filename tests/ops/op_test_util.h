@@ -4,10 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <random>
 #include <string>
@@ -96,18 +97,39 @@ inline int64_t broadcast_source(const std::vector<int64_t>& out, const Shape& in
   return lin;
 }
 
-// `v` rounded once to float16 or bfloat16 (nearest even), back as double. Through float with
-// round-to-odd, which makes the second rounding exact: no double rounding.
+// float16's and bfloat16's fraction bits, smallest normal exponent and largest finite value,
+// from their definitions (IEEE 754 binary16; float32's top half).
+struct HalfFormat {
+  int frac, emin;
+  double max;
+};
+inline HalfFormat half_format(DType t) {
+  return t == kFloat16 ? HalfFormat{10, -14, 65504.0} : HalfFormat{7, -126, 0x1.fep127};
+}
+
+// `v` rounded once to float16 or bfloat16, to nearest even, back as double: a multiple of the
+// ulp of v's binade (of the subnormals below the smallest normal), infinity past the largest
+// finite value. Computed in double arithmetic, independently of runtime/half.h.
 inline double round_to_half(double v, DType t) {
-  float f = static_cast<float>(v);
-  if (std::isfinite(v) && static_cast<double>(f) != v) {
-    if (std::abs(static_cast<double>(f)) > std::abs(v)) f = std::nextafter(f, 0.0f);
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u |= 1u;  // inexact: make the last bit odd
-    std::memcpy(&f, &u, 4);
-  }
-  return t == kFloat16 ? static_cast<float>(Half(f)) : static_cast<float>(BFloat16(f));
+  if (!std::isfinite(v)) return v;
+  const HalfFormat f = half_format(t);
+  int e;
+  std::frexp(std::abs(v), &e);  // |v| = m * 2^e, 1/2 <= m < 1
+  const double ulp = std::ldexp(1.0, std::max(e - 1, f.emin) - f.frac);
+  double r = std::nearbyint(std::abs(v) / ulp) * ulp;  // ties to even: the default mode
+  if (r > f.max) r = std::numeric_limits<double>::infinity();
+  return std::copysign(r, v);
+}
+
+// The bit pattern of a finite, non-negative float16/bfloat16 value `a` (adjacent values differ
+// by 1), from the format's definition.
+inline int64_t half_position(double a, DType t) {
+  const HalfFormat f = half_format(t);
+  if (a < std::ldexp(1.0, f.emin)) return std::llround(a / std::ldexp(1.0, f.emin - f.frac));
+  int e;
+  std::frexp(a, &e);
+  return (e - 1 - f.emin) * (int64_t{1} << f.frac) +
+         std::llround(a / std::ldexp(1.0, e - 1 - f.frac));
 }
 
 // `v` as stored in dtype t, back as double (integers wrap like a C++ cast, bool is v != 0).

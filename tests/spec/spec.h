@@ -100,13 +100,12 @@ inline Tolerance scaled_tolerance(DType t, double scale) {
   return tol;
 }
 
-// How many representable float16/bfloat16 values lie between a and b (both representable): the
-// distance of their bit patterns on a line where -0 and +0 meet.
+// How many representable float16/bfloat16 values lie between finite a and b (both
+// representable): the distance of their bit patterns on a line where -0 and +0 meet.
 inline int64_t half_steps(double a, double b, DType t) {
   auto line = [t](double v) {
-    const uint16_t bits =
-        t == kFloat16 ? Half(static_cast<float>(v)).bits : BFloat16(static_cast<float>(v)).bits;
-    return bits & 0x8000 ? -static_cast<int64_t>(bits & 0x7fff) : static_cast<int64_t>(bits);
+    const int64_t p = half_position(std::abs(v), t);
+    return std::signbit(v) ? -p : p;
   };
   return std::abs(line(a) - line(b));
 }
