@@ -111,15 +111,9 @@ cudnnDataType_t data_type(DType t) {
               " (float32, float64, float16 and bfloat16 only)");
 }
 
-TensorDescriptor::TensorDescriptor() {
-  EMBER_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d_), "creating a tensor descriptor");
-}
-TensorDescriptor::~TensorDescriptor() {
-  cudnnDestroyTensorDescriptor(d_);
-}
 void TensorDescriptor::set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_t w) {
   EMBER_CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, data_type(t), as_int(n), as_int(c),
+      cudnnSetTensor4dDescriptor(get(), CUDNN_TENSOR_NCHW, data_type(t), as_int(n), as_int(c),
                                  as_int(h), as_int(w)),
       ::ember::detail::str_cat("describing a ", n, "x", c, "x", h, "x", w, " tensor"));
 }
@@ -127,10 +121,12 @@ void TensorDescriptor::set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_
 // Note [cuDNN's deprecated calls]: ops/cudnn is compiled with CUDNN_WARN_DEPRECATED and
 // -Werror=deprecated-declarations, so every call cuDNN 9 marks deprecated fails the build
 // (CMakeLists.txt) unless it is in a region like this one: here, and the activation
-// descriptor's calls in ops/cudnn/pointwise.cpp (cudnnCreate/Set/DestroyActivationDescriptor,
+// descriptor's calls in ops/cudnn/pointwise.cpp (cudnnSetActivationDescriptor,
 // cudnnSetActivationDescriptorSwishBeta, cudnnActivationForward/Backward). Here they are the legacy
 // convolution API, which NVIDIA keeps (forward compatible) but no longer develops, and which the
 // classic algorithms (cudnn_v7:*) need. Used here: cudnnCreate/Destroy/SetFilter4dDescriptor,
+// cudnnCreate/DestroyPoolingDescriptor and cudnnCreate/DestroyActivationDescriptor (their
+// owners' instantiations),
 // cudnnCreate/Destroy/SetConvolution2dDescriptor, cudnnSetConvolutionGroupCount,
 // cudnnSetConvolutionMathType, cudnnGetConvolution2dForwardOutputDim,
 // cudnnGetConvolution{Forward,BackwardData, BackwardFilter}Algorithm_v7,
@@ -143,24 +139,34 @@ void TensorDescriptor::set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-FilterDescriptor::FilterDescriptor() {
-  EMBER_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d_), "creating a filter descriptor");
+// Every descriptor's owner (OwnedDescriptor in descriptors.h), defined in this region since most
+// of its Create/Destroy pairs are deprecated: the tensor's and the convolution's used here, the
+// pooling's (ops/cudnn/pool_norm.cpp) and the activation's (ops/cudnn/pointwise.cpp).
+template <typename D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
+OwnedDescriptor<D, Create, Destroy>::OwnedDescriptor(const char* what) {
+  EMBER_CUDNN_CHECK(Create(&d_), what);
 }
-FilterDescriptor::~FilterDescriptor() {
-  cudnnDestroyFilterDescriptor(d_);
+template <typename D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
+OwnedDescriptor<D, Create, Destroy>::~OwnedDescriptor() {
+  Destroy(d_);
 }
+template class OwnedDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                               cudnnDestroyTensorDescriptor>;
+template class OwnedDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                               cudnnDestroyFilterDescriptor>;
+template class OwnedDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                               cudnnDestroyConvolutionDescriptor>;
+template class OwnedDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                               cudnnDestroyPoolingDescriptor>;
+template class OwnedDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                               cudnnDestroyActivationDescriptor>;
+
 void FilterDescriptor::set_kcrs(DType t, int64_t k, int64_t c, int64_t r, int64_t s) {
-  EMBER_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d_, data_type(t), CUDNN_TENSOR_NCHW, as_int(k),
+  EMBER_CUDNN_CHECK(cudnnSetFilter4dDescriptor(get(), data_type(t), CUDNN_TENSOR_NCHW, as_int(k),
                                                as_int(c), as_int(r), as_int(s)),
                     ::ember::detail::str_cat("describing ", k, "x", c, "x", r, "x", s, " filters"));
 }
 
-ConvolutionDescriptor::ConvolutionDescriptor() {
-  EMBER_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d_), "creating a convolution descriptor");
-}
-ConvolutionDescriptor::~ConvolutionDescriptor() {
-  cudnnDestroyConvolutionDescriptor(d_);
-}
 void ConvolutionDescriptor::set(const kernels::ConvShape& s, DType t, bool allow_tf32) {
   const cudnnDataType_t compute =
       t == DType::f16 || t == DType::bf16 ? CUDNN_DATA_FLOAT : data_type(t);
@@ -168,16 +174,16 @@ void ConvolutionDescriptor::set(const kernels::ConvShape& s, DType t, bool allow
       "describing a convolution of stride ", s.stride_h, "x", s.stride_w, ", padding ", s.pad_h,
       "x", s.pad_w, ", dilation ", s.dil_h, "x", s.dil_w, ", groups ", s.groups);
   EMBER_CUDNN_CHECK(
-      cudnnSetConvolution2dDescriptor(d_, as_int(s.pad_h), as_int(s.pad_w), as_int(s.stride_h),
+      cudnnSetConvolution2dDescriptor(get(), as_int(s.pad_h), as_int(s.pad_w), as_int(s.stride_h),
                                       as_int(s.stride_w), as_int(s.dil_h), as_int(s.dil_w),
                                       CUDNN_CROSS_CORRELATION, compute),
       what);
-  EMBER_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d_, as_int(s.groups)), what);
+  EMBER_CUDNN_CHECK(cudnnSetConvolutionGroupCount(get(), as_int(s.groups)), what);
   // FMA: plain float32 arithmetic; DEFAULT lets Ampere and later convert to TF32.
   const cudnnMathType_t math = t == DType::f16 || t == DType::bf16 ? CUDNN_TENSOR_OP_MATH
                                : allow_tf32                        ? CUDNN_DEFAULT_MATH
                                                                    : CUDNN_FMA_MATH;
-  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(d_, math), what);
+  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(get(), math), what);
 }
 
 ConvDescriptors::ConvDescriptors(const kernels::ConvShape& s, DType t, bool allow_tf32) {

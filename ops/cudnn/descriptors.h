@@ -64,18 +64,31 @@ struct Scale {
   Scale& operator=(const Scale&) = delete;
 };
 
-class TensorDescriptor {
+// Owns one legacy descriptor of type D: made by Create with the owner (CudnnError saying `what`
+// when it fails), released by Destroy with it; never copied. The descriptors below, and the
+// pooling and activation ones, derive from it and add their setters. Its constructor and
+// destructor are instantiated once, in ops/cudnn/descriptors.cpp, for each pair used (so only
+// the library calls cuDNN).
+template <typename D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
+class OwnedDescriptor {
  public:
-  TensorDescriptor();
-  ~TensorDescriptor();
-  TensorDescriptor(const TensorDescriptor&) = delete;
-  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
-  // A contiguous n x c x h x w NCHW tensor.
-  void set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_t w);
-  cudnnTensorDescriptor_t get() const { return d_; }
+  explicit OwnedDescriptor(const char* what);
+  ~OwnedDescriptor();
+  OwnedDescriptor(const OwnedDescriptor&) = delete;
+  OwnedDescriptor& operator=(const OwnedDescriptor&) = delete;
+  D get() const { return d_; }
 
  private:
-  cudnnTensorDescriptor_t d_ = nullptr;
+  D d_ = nullptr;
+};
+
+class TensorDescriptor
+    : public OwnedDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                             cudnnDestroyTensorDescriptor> {
+ public:
+  TensorDescriptor() : OwnedDescriptor("creating a tensor descriptor") {}
+  // A contiguous n x c x h x w NCHW tensor.
+  void set_nchw(DType t, int64_t n, int64_t c, int64_t h, int64_t w);
 };
 
 // The legacy convolution API's descriptors: their types are deprecated too (Note [cuDNN's
@@ -83,34 +96,24 @@ class TensorDescriptor {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-class FilterDescriptor {
+class FilterDescriptor
+    : public OwnedDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                             cudnnDestroyFilterDescriptor> {
  public:
-  FilterDescriptor();
-  ~FilterDescriptor();
-  FilterDescriptor(const FilterDescriptor&) = delete;
-  FilterDescriptor& operator=(const FilterDescriptor&) = delete;
+  FilterDescriptor() : OwnedDescriptor("creating a filter descriptor") {}
   // k x c/groups x r x s filters, KCRS.
   void set_kcrs(DType t, int64_t k, int64_t c, int64_t r, int64_t s);
-  cudnnFilterDescriptor_t get() const { return d_; }
-
- private:
-  cudnnFilterDescriptor_t d_ = nullptr;
 };
 
-class ConvolutionDescriptor {
+class ConvolutionDescriptor
+    : public OwnedDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                             cudnnDestroyConvolutionDescriptor> {
  public:
-  ConvolutionDescriptor();
-  ~ConvolutionDescriptor();
-  ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
-  ConvolutionDescriptor& operator=(const ConvolutionDescriptor&) = delete;
+  ConvolutionDescriptor() : OwnedDescriptor("creating a convolution descriptor") {}
   // Cross-correlation (what Ember's conv2d computes) with s's padding, stride, dilation and
   // groups, accumulating in t (float32 for float16 and bfloat16 inputs), in FMA math unless
   // `allow_tf32` (CUDNN_DEFAULT_MATH, which lets Ampere and later convert to TF32).
   void set(const kernels::ConvShape& s, DType t, bool allow_tf32);
-  cudnnConvolutionDescriptor_t get() const { return d_; }
-
- private:
-  cudnnConvolutionDescriptor_t d_ = nullptr;
 };
 
 // The descriptors of one convolution: x, w, y and the convolution itself.

@@ -30,11 +30,13 @@ bool has_cudnn_mode(kernels::Activation a, const kernels::ActivationParams& p) {
 
 namespace {
 
-class ActivationDescriptor {
+class ActivationDescriptor
+    : public OwnedDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                             cudnnDestroyActivationDescriptor> {
  public:
-  ActivationDescriptor(kernels::Activation a, kernels::ActivationParams p) {
+  ActivationDescriptor(kernels::Activation a, kernels::ActivationParams p)
+      : OwnedDescriptor("creating an activation descriptor") {
     using kernels::Activation;
-    EMBER_CUDNN_CHECK(cudnnCreateActivationDescriptor(&d_), "creating an activation descriptor");
     const cudnnActivationMode_t mode = a == Activation::relu      ? CUDNN_ACTIVATION_RELU
                                        : a == Activation::sigmoid ? CUDNN_ACTIVATION_SIGMOID
                                        : a == Activation::tanh    ? CUDNN_ACTIVATION_TANH
@@ -43,18 +45,11 @@ class ActivationDescriptor {
                                                                   : CUDNN_ACTIVATION_CLIPPED_RELU;
     // coef: elu's alpha, clipped relu's ceiling; swish's beta is set apart.
     const double coef = a == Activation::elu ? p.alpha : a == Activation::hardtanh ? p.beta : 0.0;
-    EMBER_CUDNN_CHECK(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN, coef),
+    EMBER_CUDNN_CHECK(cudnnSetActivationDescriptor(get(), mode, CUDNN_PROPAGATE_NAN, coef),
                       "describing an activation");
     if (a == Activation::silu)
-      EMBER_CUDNN_CHECK(cudnnSetActivationDescriptorSwishBeta(d_, 1.0), "describing silu");
+      EMBER_CUDNN_CHECK(cudnnSetActivationDescriptorSwishBeta(get(), 1.0), "describing silu");
   }
-  ~ActivationDescriptor() { cudnnDestroyActivationDescriptor(d_); }
-  ActivationDescriptor(const ActivationDescriptor&) = delete;
-  ActivationDescriptor& operator=(const ActivationDescriptor&) = delete;
-  cudnnActivationDescriptor_t get() const { return d_; }
-
- private:
-  cudnnActivationDescriptor_t d_ = nullptr;
 };
 
 }  // namespace

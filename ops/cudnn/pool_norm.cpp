@@ -61,27 +61,22 @@ const char* batch_norm_refusal(const BatchNormCall& c) {
 
 namespace {
 
-class PoolingDescriptor {
+class PoolingDescriptor
+    : public OwnedDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                             cudnnDestroyPoolingDescriptor> {
  public:
-  PoolingDescriptor(PoolKind k, const kernels::PoolShape& s) {
-    EMBER_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d_), "creating a pooling descriptor");
+  PoolingDescriptor(PoolKind k, const kernels::PoolShape& s)
+      : OwnedDescriptor("creating a pooling descriptor") {
     const cudnnPoolingMode_t mode = k == PoolKind::max ? CUDNN_POOLING_MAX_DETERMINISTIC
                                     : s.count_include_pad
                                         ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                                         : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-    EMBER_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d_, mode, CUDNN_PROPAGATE_NAN,
+    EMBER_CUDNN_CHECK(cudnnSetPooling2dDescriptor(get(), mode, CUDNN_PROPAGATE_NAN,
                                                   static_cast<int>(s.kh), static_cast<int>(s.kw),
                                                   static_cast<int>(s.ph), static_cast<int>(s.pw),
                                                   static_cast<int>(s.sh), static_cast<int>(s.sw)),
                       pool_what("describing pooling", s));
   }
-  ~PoolingDescriptor() { cudnnDestroyPoolingDescriptor(d_); }
-  PoolingDescriptor(const PoolingDescriptor&) = delete;
-  PoolingDescriptor& operator=(const PoolingDescriptor&) = delete;
-  cudnnPoolingDescriptor_t get() const { return d_; }
-
- private:
-  cudnnPoolingDescriptor_t d_ = nullptr;
 };
 
 // x's and y's descriptors and the pooling's.

@@ -100,17 +100,16 @@ def explain(input_shape, weight_shape, stride=1, padding=0, dilation=1, groups=1
 explain_conv_algos = explain
 
 
+def _switch(get, set_):
+    """A module attribute that reads get() and writes set_(bool(value))."""
+    return property(lambda self: get(), lambda self, on: set_(bool(on)))
+
+
 class _ConvModule(types.ModuleType):
     """Gives the module a `benchmark` attribute that reads and sets the policy, as
     torch.backends.cudnn.benchmark does."""
 
-    @property
-    def benchmark(self):
-        return _C._conv_benchmark()
-
-    @benchmark.setter
-    def benchmark(self, on):
-        _C._conv_set_benchmark(bool(on))
+    benchmark = _switch(_C._conv_benchmark, _C._conv_set_benchmark)
 
 
 sys.modules[__name__].__class__ = _ConvModule

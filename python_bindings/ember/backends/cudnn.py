@@ -20,7 +20,7 @@ or without a usable cuDNN, every op runs on Ember's kernels and `is_available()`
 import sys
 
 from .. import _C
-from .conv import _ConvModule
+from .conv import _ConvModule, _switch
 
 
 def set_preference(op, name):
@@ -53,37 +53,10 @@ def unavailable_reason():
 class _CudnnModule(_ConvModule):
     """`benchmark` from ember.backends.conv (the same setting), and cuDNN's own switches."""
 
-    @property
-    def enabled(self):
-        return _C._cudnn_enabled()
-
-    @enabled.setter
-    def enabled(self, on):
-        _C._cudnn_set_enabled(bool(on))
-
-    @property
-    def deterministic(self):
-        return _C._conv_deterministic()
-
-    @deterministic.setter
-    def deterministic(self, on):
-        _C._conv_set_deterministic(bool(on))
-
-    @property
-    def allow_tf32(self):
-        return _C._conv_allow_tf32()
-
-    @allow_tf32.setter
-    def allow_tf32(self, on):
-        _C._conv_set_allow_tf32(bool(on))
-
-    @property
-    def batch_norm_persistent(self):
-        return _C._cudnn_bn_persistent()
-
-    @batch_norm_persistent.setter
-    def batch_norm_persistent(self, on):
-        _C._cudnn_set_bn_persistent(bool(on))
+    enabled = _switch(_C._cudnn_enabled, _C._cudnn_set_enabled)
+    deterministic = _switch(_C._conv_deterministic, _C._conv_set_deterministic)
+    allow_tf32 = _switch(_C._conv_allow_tf32, _C._conv_set_allow_tf32)
+    batch_norm_persistent = _switch(_C._cudnn_bn_persistent, _C._cudnn_set_bn_persistent)
 
     @property
     def preference(self):
