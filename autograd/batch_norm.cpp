@@ -19,6 +19,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const bool want_w = weight.defined() && weight.requires_grad();
   const bool want_b = bias.defined() && bias.requires_grad();
   const bool has_w = weight.defined(), has_b = bias.defined();
+  const DType bias_dtype = has_b ? bias.dtype() : x.dtype();
   return record("BatchNormBackward", r.out, inputs,
                 {x, weight, r.save_mean, r.save_invstd, r.reserve},
                 [=](const Tensor& g, const std::vector<Tensor>& s) {
@@ -26,7 +27,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       g, s[0], s[1], s[2], s[3], training, want_x, want_w, want_b, s[4], eps);
                   std::vector<Tensor> out{gr.grad_input};
                   if (has_w) out.push_back(gr.grad_weight);
-                  if (has_b) out.push_back(gr.grad_bias);
+                  // A half x with float32 parameters: each gradient in its parameter's dtype.
+                  if (has_b) out.push_back(gr.grad_bias.to(bias_dtype));
                   return out;
                 });
 }

@@ -7,7 +7,8 @@
 namespace ember::kernels {
 
 // The kernels: sgd_step(t, p, g, buf, n, s), adam_step(t, p, g, m, v, n, s).
-// requires: t float32 or float64; p, g (and buf, m, v) n contiguous elements; buf may be null
+// requires: t float32, float64, float16 or bfloat16 (half storage computes in float32); p, g (and
+// buf, m, v) n contiguous elements; buf may be null
 //           when momentum == 0.
 // ensures:  p and the state buffers updated in place by PyTorch's rules, one pass each, equal
 //           on every device up to the device's rounding of sqrt and FMA contraction.

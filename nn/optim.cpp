@@ -20,8 +20,8 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr)
     const Tensor& p = params_[i];
     EMBER_CHECK_VALUE(p.defined() && p.requires_grad() && is_leaf(p), "optimizer: parameter ", i,
                       " must be a leaf tensor that requires grad");
-    EMBER_CHECK_DTYPE(p.dtype() == kFloat32 || p.dtype() == kFloat64, "optimizer: parameter ", i,
-                      " has dtype ", p.dtype(), "; expected float32 or float64");
+    EMBER_CHECK_DTYPE(is_floating(p.dtype()), "optimizer: parameter ", i, " has dtype ", p.dtype(),
+                      "; expected a floating dtype");
     EMBER_CHECK_DEVICE(p.device() == params_[0].device(), "optimizer: parameter ", i, " is on ",
                        p.device(), " but parameter 0 is on ", params_[0].device());
   }

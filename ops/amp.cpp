@@ -31,8 +31,8 @@ void amp_non_finite_check_and_unscale_(const std::vector<Tensor>& grads, const T
     const Tensor& g = grads[i];
     EMBER_CHECK_DEVICE(g.device() == dev, op, ": gradient ", i, " is on ", g.device(),
                        " but found_inf is on ", dev);
-    EMBER_CHECK_DTYPE(g.dtype() == kFloat32 || g.dtype() == kFloat64, op, ": gradient ", i,
-                      " has dtype ", g.dtype(), "; expected float32 or float64");
+    EMBER_CHECK_DTYPE(is_floating(g.dtype()), op, ": gradient ", i, " has dtype ", g.dtype(),
+                      "; expected a floating dtype");
     if (g.numel() == 0) continue;
     Tensor c = g.is_contiguous() ? g : g.contiguous();
     k.amp_unscale(g.dtype(), c.data_ptr(), c.numel(), static_cast<float*>(fi.data_ptr()),

@@ -18,18 +18,23 @@ kernels::BatchNormShape bn_shape(const Tensor& x) {
   return s;
 }
 
+// A parameter of x's dtype or, for a half x, float32 (autocast's half activations with float32
+// weights and running stats).
 void check_param(const char* op, const char* name, const Tensor& p, const Tensor& x) {
   if (!p.defined()) return;
   check_same_device(op, {&x, &p});
-  EMBER_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": expected ", name, " of dtype ", x.dtype(),
+  const bool half = is_half(x.dtype());
+  EMBER_CHECK_DTYPE(p.dtype() == x.dtype() || (half && p.dtype() == kFloat32), op, ": expected ",
+                    name, " of dtype ", x.dtype(), half ? " or float32" : "",
                     " (the input's), got ", p.dtype());
   EMBER_CHECK_SHAPE(p.dim() == 1 && p.size(0) == x.size(1), op, ": expected ", name, " of shape [",
                     x.size(1), "] (one per channel of input ", x.shape(), "), got ", p.shape());
 }
 
 void check_input(const char* op, const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op,
-                    ": expected a float32 or float64 input, got ", x.dtype());
+  EMBER_CHECK_DTYPE(is_floating(x.dtype()), op,
+                    ": expected a floating input (float32, float64, float16 or bfloat16), got ",
+                    x.dtype());
   EMBER_CHECK_SHAPE(x.dim() >= 2, op,
                     ": expected input of shape [N, C, ...] (2 or more dims), got ", x.shape());
 }
@@ -56,6 +61,15 @@ BatchNormOutput batch_norm(const Tensor& x_in, const Tensor& weight, const Tenso
   EMBER_CHECK_VALUE(!training || s.n * s.s != 1, op,
                     ": expected more than 1 value per channel when training, got input of shape ",
                     x_in.shape());
+  if (is_half(x_in.dtype())) {  // Note [Widened half ops] in ops/dispatch.h
+    const Tensor rm = widen_half(running_mean), rv = widen_half(running_var);
+    BatchNormOutput r = batch_norm(x_in.to(kFloat32), widen_half(weight), widen_half(bias), rm, rv,
+                                   training, momentum, eps);
+    r.out = r.out.to(x_in.dtype());
+    for (auto [dst, src] : {std::pair{running_mean, rm}, std::pair{running_var, rv}})
+      if (training && dst.defined() && !dst.is_same(src)) dst.copy_(src);  // half running stats
+    return r;
+  }
   const Tensor x = x_in.contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : weight;
   const Tensor b = bias.defined() ? bias.contiguous() : bias;
@@ -117,6 +131,18 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x_in, c
   check_param(op, "weight", weight, x_in);
   check_param(op, "save_mean", save_mean, x_in);
   check_param(op, "save_invstd", save_invstd, x_in);
+  if (is_half(x_in.dtype())) {  // Note [Widened half ops] in ops/dispatch.h
+    BatchNormGrads g = batch_norm_backward(
+        grad_out.to(kFloat32), x_in.to(kFloat32), widen_half(weight), widen_half(save_mean),
+        widen_half(save_invstd), training, want_input, want_weight, want_bias, reserve, eps);
+    // The parameters' gradients in the weight's dtype (autograd/batch_norm.cpp converts the
+    // bias's when it differs).
+    const DType pd = weight.defined() ? weight.dtype() : x_in.dtype();
+    if (want_input) g.grad_input = g.grad_input.to(x_in.dtype());
+    if (want_weight) g.grad_weight = g.grad_weight.to(pd);
+    if (want_bias) g.grad_bias = g.grad_bias.to(pd);
+    return g;
+  }
   const kernels::BatchNormShape s = bn_shape(x_in);
   const TensorOptions o{x_in.dtype(), x_in.device()};
   BatchNormGrads g;

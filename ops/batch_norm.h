@@ -1,9 +1,12 @@
 // Batch normalisation over the channel dim (dim 1) of [N, C, ...] input, any spatial rank.
 //
-// requires: x of 2 or more dims, float32 or float64, on any device; weight, bias, running_mean and
-//           running_var each undefined or 1-D of size C with x's dtype and device (ShapeError,
-//           DTypeError, DeviceError naming the op otherwise). Eval needs both running stats
-//           (ValueError); training needs more than one value per channel (ValueError).
+// requires: x of 2 or more dims, of a floating dtype, on any device; weight, bias, running_mean
+//           and running_var each undefined or 1-D of size C on x's device, of x's dtype or, for a
+//           float16/bfloat16 x, float32 (autocast's mixed precision) (ShapeError, DTypeError,
+//           DeviceError naming the op otherwise). A half x runs through float32 (Note [Widened
+//           half ops] in ops/dispatch.h): out has x's dtype, save_mean and save_invstd float32.
+//           Eval needs both running stats (ValueError); training needs more than one value per
+//           channel (ValueError).
 // Tensors on cuda/emu run kernels/cuda/batch_norm.cu; on cuda, cuDNN's batch norm where the op's
 // preference allows (ops/cudnn_ops.h; the eval backward always runs Ember's). These ops are
 // autograd-free;

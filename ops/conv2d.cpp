@@ -9,6 +9,7 @@
 #include "ops/activation.h"
 #include "ops/checks.h"
 #include "ops/cudnn_ops.h"
+#include "ops/dispatch.h"
 
 namespace ember::ops {
 namespace {
@@ -55,8 +56,9 @@ void check_float(const char* op, const Tensor& a, const char* an, const Tensor& 
   EMBER_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": ", an, " and ", bn,
                     " must have the same dtype, got ", a.dtype(), " and ", b.dtype(),
                     " (convert one with .to())");
-  EMBER_CHECK_DTYPE(a.dtype() == kFloat32 || a.dtype() == kFloat64, op,
-                    ": expected float32 or float64 tensors, got ", a.dtype());
+  EMBER_CHECK_DTYPE(is_floating(a.dtype()), op,
+                    ": expected floating tensors (float32, float64, float16 or bfloat16), got ",
+                    a.dtype());
 }
 
 }  // namespace
@@ -106,6 +108,9 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     EMBER_CHECK_SHAPE(bias.dim() == 1 && bias.size(0) == w.size(0), op,
                       ": expected a bias of shape [", w.size(0), "] for weight shape ", w.shape(),
                       ", got ", bias.shape());
+  if (is_half(
+          x.dtype()))  // Note [Widened half ops] in ops/dispatch.h: bias and relu round once too
+    return conv2d_then(op, x.to(kFloat32), w.to(kFloat32), widen_half(bias), p, relu).to(x.dtype());
   Tensor y = empty(ys, {x.dtype(), x.device()});
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
@@ -145,6 +150,8 @@ Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& 
   EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
                     " for input shape ", x_shape, " and weight shape ", w.shape(), ", got ",
                     grad_y.shape());
+  if (is_half(w.dtype()))  // Note [Widened half ops] in ops/dispatch.h
+    return conv2d_backward_data(grad_y.to(kFloat32), w.to(kFloat32), x_shape, p).to(w.dtype());
   Tensor dx = empty(x_shape, {w.dtype(), w.device()});
   if (dx.numel() == 0) return dx;
   if (grad_y.numel() == 0) return dx.zero_();
@@ -164,6 +171,8 @@ Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape
   EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
                     " for input shape ", x.shape(), " and weight shape ", w_shape, ", got ",
                     grad_y.shape());
+  if (is_half(x.dtype()))  // Note [Widened half ops] in ops/dispatch.h
+    return conv2d_backward_filter(grad_y.to(kFloat32), x.to(kFloat32), w_shape, p).to(x.dtype());
   Tensor dw = empty(w_shape, {x.dtype(), x.device()});
   if (dw.numel() == 0) return dw;
   if (grad_y.numel() == 0) return dw.zero_();

@@ -1,4 +1,5 @@
-// 2-D convolution (NCHW, float32/float64, on the cpu, cuda and emu devices): forward and both
+// 2-D convolution (NCHW, float32/float64, and float16/bfloat16 through float32 (Note [Widened
+// half ops] in ops/dispatch.h), on the cpu, cuda and emu devices): forward and both
 // backward passes, autograd-free. Checks and shape inference live here; the work is dispatched
 // through the algorithm registry (ops/conv2d_algo.h) to the kernels in kernels/cpu/conv2d_* or
 // kernels/cuda/conv2d_*.
@@ -9,7 +10,7 @@
 // (C != w.size(1) * groups, groups not dividing C or K), a bias that is not [K], a dilated
 // kernel larger than the padded input, or a grad_y of the wrong shape; ValueError for
 // stride/dilation/groups < 1 or padding < 0; DTypeError for x, w, bias of different dtypes or not
-// float32/float64; DeviceError (naming both devices) for operands on different devices.
+// floating; DeviceError (naming both devices) for operands on different devices.
 #pragma once
 
 #include <array>

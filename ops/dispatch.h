@@ -51,6 +51,21 @@ bool make_strided_index(const Shape& sizes, const std::array<Shape, N>& strides,
   return true;
 }
 
+// Note [Widened half ops]
+// Ops with no float16/bfloat16 kernels of their own (matmul, linear, conv2d, batch norm, the
+// losses) run as their float32 op on widened copies of the half operands and round each result
+// once to the half type: float32 arithmetic throughout, as a Tensor Core accumulates, at the cost
+// of the copies. Results that are statistics for a backward (batch norm's mean and invstd, cross
+// entropy's log-probabilities) stay float32.
+inline bool is_half(DType t) {
+  return t == kFloat16 || t == kBFloat16;
+}
+// `t` as float32 when it is a float16/bfloat16 tensor; otherwise `t` itself (undefined stays
+// undefined).
+inline Tensor widen_half(const Tensor& t) {
+  return t.defined() && is_half(t.dtype()) ? t.to(kFloat32) : t;
+}
+
 // Element strides that view `t` as `shape` (its shape broadcast to it): 0 along broadcast dims.
 Shape broadcast_strides(const Tensor& t, const Shape& shape);
 

@@ -37,11 +37,10 @@ Shape with_last(const Shape& s, int64_t last) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   check_linear("linear", x, w, b);
-  if (x.dtype() == kFloat16 || x.dtype() == kBFloat16) {
-    // Half types: the float32 linear of widened copies, so that the product and the bias round
-    // once together (Note [Half matmul] in ops/matmul.cpp).
-    const Tensor y = linear(x.to(kFloat32), w.to(kFloat32), b.defined() ? b.to(kFloat32) : b);
-    return y.to(x.dtype());
+  if (is_half(x.dtype())) {
+    // The float32 linear of widened copies, so that the product and the bias round once together
+    // (Note [Widened half ops] in ops/dispatch.h).
+    return linear(x.to(kFloat32), w.to(kFloat32), widen_half(b)).to(x.dtype());
   }
   const int64_t in = w.size(1), out_f = w.size(0);
   Tensor y = mm(x.reshape({-1, in}), w.t());

@@ -16,8 +16,9 @@ using kernels::NllShape;
 namespace {
 
 void check_float(const char* op, const char* what, const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() == kFloat32 || x.dtype() == kFloat64, op, ": expected ", what,
-                    " of dtype float32 or float64, got ", x.dtype());
+  EMBER_CHECK_DTYPE(is_floating(x.dtype()), op, ": expected ", what,
+                    " of a floating dtype (float32, float64, float16 or bfloat16), got ",
+                    x.dtype());
 }
 
 // The target's shape for `input`: input's shape without dim 1.
@@ -129,8 +130,14 @@ Tensor nll_backward(const char* op, bool fused, const Tensor& grad_out, const Te
   NllShape s = check_classification(op, lp_in, target_in);
   s.ignore_index = ignore_index, s.smoothing = eps;
   const Device dev = check_same_device(op, {&lp_in, &grad_out});
-  EMBER_CHECK_DTYPE(grad_out.dtype() == lp_in.dtype(), op, ": expected grad_out of dtype ",
-                    lp_in.dtype(), ", got ", grad_out.dtype());
+  // A half input's loss keeps float32 log-probabilities (Note [Widened half ops]).
+  const bool half = is_half(grad_out.dtype());
+  EMBER_CHECK_DTYPE(grad_out.dtype() == lp_in.dtype() || (half && lp_in.dtype() == kFloat32), op,
+                    ": expected grad_out of dtype ", lp_in.dtype(), ", got ", grad_out.dtype());
+  if (half)
+    return nll_backward(op, fused, grad_out.to(kFloat32), widen_half(lp_in), target_in,
+                        ignore_index, r, eps, count)
+        .to(grad_out.dtype());
   const auto [stride, scale] = grad_layout(op, grad_out, target_in.shape(), r, count);
   const Tensor g = grad_out.contiguous(), target = target_in.contiguous();
   const Tensor lp = fused ? lp_in.contiguous() : Tensor();
@@ -150,6 +157,12 @@ NllOutput cross_entropy(const Tensor& logits, const Tensor& target_in, int64_t i
   const NllShape s = check_classification(op, logits, target_in);
   EMBER_CHECK_VALUE(label_smoothing >= 0 && label_smoothing <= 1, op,
                     ": expected label_smoothing in [0, 1], got ", label_smoothing);
+  if (is_half(logits.dtype())) {  // Note [Widened half ops] in ops/dispatch.h
+    NllOutput r =
+        cross_entropy(logits.to(kFloat32), target_in, ignore_index, reduction, label_smoothing);
+    r.loss = r.loss.to(logits.dtype());
+    return r;  // log_probs stay float32 for the backward
+  }
   const Tensor x = logits.contiguous(), target = target_in.contiguous();
   return nll_forward(op, true, s, reduction, ignore_index, label_smoothing, x, target);
 }
@@ -165,6 +178,11 @@ NllOutput nll_loss(const Tensor& log_probs, const Tensor& target_in, int64_t ign
                    Reduction reduction) {
   const char* op = "nll_loss";
   const NllShape s = check_classification(op, log_probs, target_in);
+  if (is_half(log_probs.dtype())) {  // Note [Widened half ops] in ops/dispatch.h
+    NllOutput r = nll_loss(log_probs.to(kFloat32), target_in, ignore_index, reduction);
+    r.loss = r.loss.to(log_probs.dtype());
+    return r;
+  }
   const Tensor lp = log_probs.contiguous(), target = target_in.contiguous();
   return nll_forward(op, false, s, reduction, ignore_index, 0.0, lp, target);
 }
@@ -188,6 +206,8 @@ void check_mse(const char* op, const Tensor& input, const Tensor& target) {
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   check_mse("mse_loss", input, target);
+  if (is_half(input.dtype()))  // Note [Widened half ops] in ops/dispatch.h
+    return mse_loss(input.to(kFloat32), target.to(kFloat32), reduction).to(input.dtype());
   const Tensor x = input.contiguous(), y = target.contiguous();
   const int64_t n = x.numel();
   const Device dev = x.device();
@@ -210,6 +230,10 @@ Tensor mse_loss_backward(const Tensor& grad_out, const Tensor& input, const Tens
   EMBER_CHECK_DTYPE(grad_out.dtype() == input.dtype(), op, ": expected grad_out of dtype ",
                     input.dtype(), ", got ", grad_out.dtype());
   const auto [stride, scale] = grad_layout(op, grad_out, input.shape(), reduction, input.numel());
+  if (is_half(input.dtype()))  // Note [Widened half ops] in ops/dispatch.h
+    return mse_loss_backward(grad_out.to(kFloat32), input.to(kFloat32), target.to(kFloat32),
+                             reduction)
+        .to(input.dtype());
   const Tensor x = input.contiguous(), y = target.contiguous(), g = grad_out.contiguous();
   Tensor dx = empty(x.shape(), {x.dtype(), dev});
   if (dx.numel() == 0) return dx;

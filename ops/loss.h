@@ -1,10 +1,12 @@
 // Losses: cross entropy (fused with log_softmax), negative log-likelihood and mean squared
 // error, with PyTorch's semantics.
 //
-// Classification: input [N, C] or [N, C, d1, ...] (float32/float64), target int64 [N] or
-// [N, d1, ...]. Positions whose target equals ignore_index contribute 0 and are not counted;
-// Mean divides by the number of counted positions (NaN when there are none, as PyTorch).
-// requires: ShapeError for wrong ranks or a target shape that does not match; DTypeError for a
+// Classification: input [N, C] or [N, C, d1, ...] (any floating dtype; float16/bfloat16 through
+// float32, Note [Widened half ops] in ops/dispatch.h, their log-probabilities kept in float32),
+// target int64 [N] or [N, d1, ...]. Positions whose target equals ignore_index contribute 0 and are
+// not counted; Mean divides by the number of counted positions (NaN when there are none, as
+// PyTorch). requires: ShapeError for wrong ranks or a target shape that does not match; DTypeError
+// for a
 //           non-int64 target or a non-floating input; IndexError naming the label, its position
 //           and C for a target outside [0, C) that is not ignore_index (on a GPU device too:
 //           the targets are checked on the host, see Note [Targets on the host] in

@@ -64,10 +64,9 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
 // a: [..., m, k], b: [..., k, n] (both at least 2-D) -> [broadcast batch..., m, n].
 Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& shown_a,
                const Shape& shown_b) {
-  if (a.dtype() == kFloat16 || a.dtype() == kBFloat16) {
-    // Note [Half matmul]: until the Tensor Core GEMM serves them, float16/bfloat16 products are
-    // the float32 GEMM of widened copies, rounded once: float32 accumulation over K, as a
-    // Tensor Core GEMM accumulates, at the cost of the copies.
+  if (is_half(a.dtype())) {
+    // Until the Tensor Core GEMM serves them, half products are the float32 GEMM of widened
+    // copies, rounded once (Note [Widened half ops] in ops/dispatch.h).
     return batched(op, a.to(kFloat32), b.to(kFloat32), shown_a, shown_b).to(a.dtype());
   }
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);

@@ -22,8 +22,8 @@ void check_like(const char* op, const char* what, const Tensor& p, const Tensor&
 }
 
 void check_param(const char* op, const Tensor& p) {
-  EMBER_CHECK_DTYPE(p.dtype() == kFloat32 || p.dtype() == kFloat64, op, ": parameter has dtype ",
-                    p.dtype(), "; expected float32 or float64");
+  EMBER_CHECK_DTYPE(is_floating(p.dtype()), op, ": parameter has dtype ", p.dtype(),
+                    "; expected float32, float64, float16 or bfloat16");
   EMBER_CHECK_VALUE(p.is_contiguous(), op, ": parameter is not contiguous");
 }
 

@@ -19,7 +19,8 @@ struct AmpTensors {
   Tensor grad_scale, found_inf, step;
 };
 
-// requires: p a contiguous float32/float64 tensor; grad of p's shape, dtype and device,
+// requires: p a contiguous floating tensor (float16/bfloat16 computed in float32, rounded once
+//           per stored value); grad of p's shape, dtype and device,
 //           contiguous; momentum_buffer likewise, or undefined when s.momentum == 0 (ShapeError /
 //           DTypeError / DeviceError / ValueError naming `op` otherwise).
 // ensures:  p and momentum_buffer updated in place (their versions bumped).

@@ -6,19 +6,28 @@
 
 namespace ember::kernels::cpu {
 
+namespace {
+
+// Half gradients are multiplied in float and rounded once (kernels/cpu/loops.h).
+template <typename T, typename C = compute_t<T>>
+bool unscale(T* v, int64_t n, float inv) {
+  bool bad = false;
+#pragma omp parallel for if (n > (1 << 16)) schedule(static) reduction(|| : bad)
+  for (int64_t i = 0; i < n; ++i) {
+    const C x = static_cast<C>(v[i]);
+    bad = bad || !std::isfinite(x);
+    if (inv != 1.0f) v[i] = T(x * static_cast<C>(inv));
+  }
+  return bad;
+}
+
+}  // namespace
+
 void amp_unscale(DType t, void* g, int64_t n, float* found_inf, const float* scale, Stream) {
   // PyTorch takes the reciprocal in float64 and rounds it to float once.
   const float inv = scale ? static_cast<float>(1.0 / static_cast<double>(*scale)) : 1.0f;
-  dispatch_float(t, "amp_unscale", [&](auto z) {
-    using T = decltype(z);
-    T* v = static_cast<T*>(g);
-    bool bad = false;
-#pragma omp parallel for if (n > (1 << 16)) schedule(static) reduction(|| : bad)
-    for (int64_t i = 0; i < n; ++i) {
-      bad = bad || !std::isfinite(v[i]);
-      if (inv != 1.0f) v[i] = v[i] * static_cast<T>(inv);
-    }
-    if (bad) *found_inf = 1.0f;
+  EMBER_DISPATCH_FLOAT_HALF(t, "amp_unscale", [&] {
+    if (unscale(static_cast<scalar_t*>(g), n, inv)) *found_inf = 1.0f;
   });
 }
 

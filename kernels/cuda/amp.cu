@@ -19,13 +19,14 @@ __host__ __device__ bool finite(T v) {
   return v - v == T(0);
 }
 
-template <typename T>
+// Half gradients are multiplied in float and rounded once (Note [Half storage]).
+template <typename T, typename C = compute_t<T>>
 __global__ void amp_unscale_kernel(T* g, int64_t n, float* found_inf, const float* scale) {
   const float inv = scale ? static_cast<float>(1.0 / static_cast<double>(*scale)) : 1.0f;
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const T v = g[i];
+    const C v = static_cast<C>(g[i]);
     if (!finite(v)) *found_inf = 1.0f;
-    if (inv != 1.0f) g[i] = v * static_cast<T>(inv);
+    if (inv != 1.0f) g[i] = narrow<T>(v * static_cast<C>(inv));
   }
 }
 
@@ -54,15 +55,12 @@ __global__ void amp_count_step_kernel(double* step, const float* found_inf) {
 
 void amp_unscale(DType t, void* g, int64_t n, float* found_inf, const float* scale,
                  gpu::Stream stream) {
-  if (t != DType::f32 && t != DType::f64)
-    throw std::invalid_argument("amp_unscale: only float32 and float64 kernels exist");
   if (n == 0) return;
-  if (t == DType::f32)
-    EMBER_LAUNCH(amp_unscale_kernel<float>, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
-                 static_cast<float*>(g), n, found_inf, scale);
-  else
-    EMBER_LAUNCH(amp_unscale_kernel<double>, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
-                 static_cast<double*>(g), n, found_inf, scale);
+  dispatch_float_half(t, "amp_unscale", [&](auto z) {
+    using T = decltype(z);
+    EMBER_LAUNCH(amp_unscale_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
+                 static_cast<T*>(g), n, found_inf, scale);
+  });
 }
 
 void amp_update_scale(float* scale, int32_t* tracker, const float* found_inf, double growth,

@@ -33,7 +33,7 @@ TEST_CASE("emu reductions and matmul reject mixed devices") {
   CHECK_THROWS_AS(ops::matmul(a, c), DeviceError);
   CHECK_THROWS_AS(ops::bmm(c.unsqueeze(0), a.unsqueeze(0)), DeviceError);
   CHECK_THROWS_AS(
-      ops::mse_loss(ones({2}, {kFloat16, emu()}), ones({2}, {kFloat16, emu()}), Reduction::Mean),
+      ops::mse_loss(ones({2}, {kFloat16, emu()}), ones({2}, {kFloat32, emu()}), Reduction::Mean),
       DTypeError);
   CHECK_THROWS_AS(ops::mean(ones({2}, {kInt32, emu()})), DTypeError);
   CHECK_THROWS_AS(ops::amax(zeros({0}, {kFloat32, emu()})), ValueError);

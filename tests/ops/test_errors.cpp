@@ -4,6 +4,7 @@
 
 #include "op_test_util.h"
 #include "ops/activation.h"
+#include "ops/batch_norm.h"
 #include "ops/elementwise.h"
 #include "ops/loss.h"
 #include "ops/matmul.h"
@@ -57,8 +58,10 @@ TEST_CASE("mixed devices and devices without kernels raise DeviceError") {
 TEST_CASE("unsupported dtypes raise DTypeError naming the dtype") {
   const Tensor h = zeros({2, 2}, kFloat16), f = zeros({2, 2}), i = zeros({2, 2}, kInt32);
   const Tensor b = zeros({2, 2}, kBool);
-  check_message(error_of<DTypeError>([&] { ops::mse_loss(h, h, Reduction::Mean); }),
-                {"mse_loss", "float16"});
+  check_message(error_of<DTypeError>([&] { ops::mse_loss(h, f, Reduction::Mean); }),
+                {"mse_loss", "float16", "float32"});
+  check_message(error_of<DTypeError>([&] { ops::mse_loss(i, i, Reduction::Mean); }),
+                {"mse_loss", "int32"});
   check_message(error_of<DTypeError>([&] { ops::sub(b, b); }), {"sub", "bool"});
   check_message(error_of<DTypeError>([&] { ops::neg(b); }), {"neg", "bool"});
   check_message(error_of<DTypeError>([&] { ops::mean(i); }), {"mean", "int32", "float32"});
@@ -68,8 +71,12 @@ TEST_CASE("unsupported dtypes raise DTypeError naming the dtype") {
                 {"matmul", "float32", "float64"});
   check_message(error_of<DTypeError>([&] { ops::where(i, f, f); }), {"where", "bool", "int32"});
   const Tensor bh = zeros({2, 2}, kBFloat16);
-  check_message(error_of<DTypeError>([&] { ops::mse_loss(bh, bh, Reduction::Sum); }),
-                {"mse_loss", "bfloat16"});
+  // A half input takes float32 parameters (autocast's mixed precision), but not float64 ones.
+  const Tensor w64 = zeros({2}, kFloat64);
+  check_message(error_of<DTypeError>([&] {
+                  ops::batch_norm(bh, w64, Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5);
+                }),
+                {"batch_norm", "weight", "bfloat16 or float32", "float64"});
 }
 
 TEST_CASE("reductions over a missing dim raise IndexError naming the shape") {

@@ -49,6 +49,13 @@ SPECS = [
 PRODUCTS = [
     ("matmul", lambda a, b: a @ b, lambda a, b: a @ b, [normal((5, 16)), normal((16, 7))]),
     ("linear", F.linear, TF.linear, [normal((3, 8)), normal((4, 8)), normal((4,))]),
+    ("conv2d", lambda x, w, b: F.conv2d(x, w, b, padding=1),
+     lambda x, w, b: TF.conv2d(x, w, b, padding=1),
+     [normal((2, 3, 7, 6)), normal((4, 3, 3, 3)), normal((4,))]),
+    ("batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+     lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True),
+     [normal((4, 3, 5, 2)), normal((3,)), normal((3,))]),
+    ("mse_loss", F.mse_loss, TF.mse_loss, [normal((6, 5)), normal((6, 5))]),
 ]
 
 
@@ -80,7 +87,31 @@ def test_half_promotion_matches_torch():
         assert str(got).split(".")[-1] == str(want).split(".")[-1], (a, b)
 
 
-def test_half_ops_without_a_half_kernel_raise_dtype_error():
+def test_mixed_half_and_float_operands_raise_dtype_error():
     h = ember.ones(1, 1, 3, 3, dtype=ember.float16)
-    with pytest.raises(ember.DTypeError, match="float16"):
-        F.conv2d(h, h)
+    with pytest.raises(ember.DTypeError, match="float16 and float32"):
+        F.conv2d(h, h.to(ember.float32))
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_half_cross_entropy_and_sgd_match_float64(device):
+    rng = np.random.default_rng()
+    logits = torch.from_numpy(rng.standard_normal((5, 7)).astype(np.float32)).to(torch.bfloat16)
+    target = torch.from_numpy(rng.integers(0, 7, 5))
+    x = ember.tensor(logits.float().numpy()).to(ember.bfloat16).to(device).requires_grad_()
+    loss = F.cross_entropy(x, ember.tensor(target.numpy()).to(device))
+    tx = logits.double().requires_grad_()
+    want = TF.cross_entropy(tx, target)
+    want.backward()
+    assert loss.dtype == ember.bfloat16
+    np.testing.assert_allclose(loss.to(ember.float32).item(), want.item(), rtol=ULP)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.to(ember.float32).cpu().numpy(), tx.grad.numpy(),
+                               rtol=ULP, atol=1e-6)
+    # One SGD step with momentum on the bfloat16 parameter: the update in float32, rounded once.
+    opt = ember.optim.SGD([x], lr=0.5, momentum=0.9)
+    opt.step()
+    p0 = torch.from_numpy(logits.float().numpy()).double()
+    g = torch.from_numpy(x.grad.to(ember.float32).cpu().numpy()).double()
+    np.testing.assert_allclose(x.detach().to(ember.float32).cpu().numpy(), (p0 - 0.5 * g).numpy(),
+                               rtol=ULP, atol=1e-6)

@@ -3,7 +3,9 @@
 // and eval (running statistics), with and without affine parameters, forward and backward
 // (grad_input, grad_weight, grad_bias); 2-D to 5-D inputs, channels split over several GPU blocks,
 // inputs offset far from zero, transposed and misaligned views; empty input and one value per
-// channel.
+// channel. float16/bfloat16 inputs with parameters of their own dtype or float32 (autocast's
+// mixed precision): the float32 batch norm of the same values, rounded once (Note [Widened half
+// ops] in ops/dispatch.h), with float32 statistics.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -76,9 +78,10 @@ BnRef bn_reference(const Shape& shape, const std::vector<double>& x, const std::
 // The tolerance of a batch-norm result that rounds at the size `scale`: the outputs are computed
 // in x's dtype as x * scale + shift, so they round at the size of |x| * invstd, and dx at that
 // times invstd; `unit` is a few ulps of 1.
+// A half result is float32's, rounded once: within float32's bound or 1 ulp of the half type.
 Tolerance bn_tolerance(DType t, double scale) {
-  const double unit = t == kFloat32 ? 2e-6 : 1e-13, rtol = t == kFloat32 ? 2e-5 : 1e-11;
-  return {rtol, unit * scale};
+  if (t == kFloat64) return {1e-11, 1e-13 * scale};
+  return {2e-5, 2e-6 * scale, t == kFloat32 ? 0 : 1};
 }
 
 double max_abs(const std::vector<double>& v, double floor = 1.0) {
@@ -120,21 +123,29 @@ TEST_CASE(
   const double momentum = 0.1, eps = 1e-5;
   for_each_target([&](Device dev) {
     for (const Case& cs : cases) {
-      for (DType t : {kFloat32, kFloat64}) {
+      // (input dtype, parameter dtype)
+      for (auto [t, pt] : {std::pair{kFloat32, kFloat32},
+                           {kFloat64, kFloat64},
+                           {kFloat16, kFloat16},
+                           {kBFloat16, kBFloat16},
+                           {kFloat16, kFloat32},
+                           {kBFloat16, kFloat32}}) {
         CAPTURE(cs.x);
         CAPTURE(cs.affine);
         CAPTURE(cs.layout);
         CAPTURE(t);
+        CAPTURE(pt);
         const int64_t c = cs.x[1];
+        const DType st = t == kFloat64 ? kFloat64 : kFloat32;  // save_mean's and save_invstd's
         const Tensor x0 =
             random_operand(cs.x, t, cs.layout, -1 + cs.offset, 3 + cs.offset, g, 0.0, dev);
         Tensor w, b;
         if (cs.affine) {
-          w = random_tensor({c}, t, 0.5, 2, g).to(dev);
-          b = random_tensor({c}, t, -1, 1, g).to(dev);
+          w = random_tensor({c}, pt, 0.5, 2, g).to(dev);
+          b = random_tensor({c}, pt, -1, 1, g).to(dev);
         }
-        Tensor rm = random_tensor({c}, t, -0.5, 0.5, g).to(dev);
-        Tensor rv = random_tensor({c}, t, 0.5, 2, g).to(dev);
+        Tensor rm = random_tensor({c}, pt, -0.5, 0.5, g).to(dev);
+        Tensor rv = random_tensor({c}, pt, 0.5, 2, g).to(dev);
         const std::vector<double> wv = w.defined() ? w.to_vector<double>() : std::vector<double>{};
         const std::vector<double> bv = b.defined() ? b.to_vector<double>() : std::vector<double>{};
         // Two training steps (the second on other values) and an eval step.
@@ -151,11 +162,11 @@ TEST_CASE(
               ops::batch_norm(x, w, b, rm, rv, training, momentum, eps);
           const double invstd = max_abs(want.invstd), scale = max_abs(xv) * invstd * max_abs(wv);
           check_result(got.out, dev, t, cs.x, want.y, bn_tolerance(t, scale * 4));
-          check_result(got.save_mean, dev, t, {c}, want.mean, bn_tolerance(t, 1));
-          check_result(got.save_invstd, dev, t, {c}, want.invstd, bn_tolerance(t, invstd * 10));
-          check_result(rm, dev, t, {c}, want.running_mean, bn_tolerance(t, max_abs(xv)));
-          check_result(rv, dev, t, {c}, want.running_var,
-                       bn_tolerance(t, max_abs(want.running_var)));
+          check_result(got.save_mean, dev, st, {c}, want.mean, bn_tolerance(st, 1));
+          check_result(got.save_invstd, dev, st, {c}, want.invstd, bn_tolerance(st, invstd * 10));
+          check_result(rm, dev, pt, {c}, want.running_mean, bn_tolerance(pt, max_abs(xv)));
+          check_result(rv, dev, pt, {c}, want.running_var,
+                       bn_tolerance(pt, max_abs(want.running_var)));
           for (bool all : {true, false}) {
             CAPTURE(all);
             const bool params = all && cs.affine;
@@ -168,9 +179,9 @@ TEST_CASE(
               continue;
             }
             const double m = static_cast<double>(x.numel() / c);
-            check_result(gr.grad_weight, dev, t, {c}, want.dw,
-                         bn_tolerance(t, m * max_abs(xv) * invstd));
-            check_result(gr.grad_bias, dev, t, {c}, want.db, bn_tolerance(t, m));
+            check_result(gr.grad_weight, dev, pt, {c}, want.dw,
+                         bn_tolerance(pt, m * max_abs(xv) * invstd));
+            check_result(gr.grad_bias, dev, pt, {c}, want.db, bn_tolerance(pt, m));
           }
         }
       }

@@ -1,7 +1,9 @@
 // Losses and their backward ops on every target (tests/spec/spec.h) against naive float64 loops:
 // cross_entropy (label smoothing, ignore_index, every reduction), nll_loss and mse_loss, with the
 // gradients derived by hand; class rows of 1 to 1100, [N, C, d...] with the class dim strided,
-// empty and all-ignored batches, and targets out of range.
+// empty and all-ignored batches, and targets out of range; float16/bfloat16 within 1 ulp of the
+// float64 loss of the same half inputs (float32 arithmetic, rounded once: Note [Widened half ops]
+// in ops/dispatch.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -131,7 +133,7 @@ TEST_CASE("cross_entropy, nll_loss and their backward ops match float64 loops on
   for_each_target([&](Device dev) {
     for (const Case& c : cases) {
       const Dims d = dims_of(c.shape);
-      for (DType t : {kFloat32, kFloat64})
+      for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16})
         for (Reduction r : kReductions)
           for (double eps : {0.0, 0.2})
             for (int64_t ignore : {int64_t{-100}, int64_t{1}}) {
@@ -156,8 +158,10 @@ TEST_CASE("cross_entropy, nll_loss and their backward ops match float64 loops on
               // Note [Logit-scaled tolerance] in softmax.cpp: logits up to 80.
               const double scale = std::max(1.0, c.range / 10);
               check_result(got.loss, dev, t, loss_shape, want.loss, scaled_tolerance(t, scale));
-              check_result(got.log_probs, dev, t, c.shape, want.log_probs,
-                           scaled_tolerance(t, scale));
+              // A half input's log-probabilities stay float32 (Note [Widened half ops]).
+              const DType lpt = t == kFloat16 || t == kBFloat16 ? kFloat32 : t;
+              check_result(got.log_probs, dev, lpt, c.shape, want.log_probs,
+                           scaled_tolerance(lpt, scale));
               check_result(
                   ops::cross_entropy_backward(g, got.log_probs, target, ignore, r, eps, got.count),
                   dev, t, c.shape, want.grad);
@@ -179,7 +183,7 @@ TEST_CASE("cross_entropy, nll_loss and their backward ops match float64 loops on
 TEST_CASE("cross_entropy and nll_loss: empty batches and all targets ignored on every target") {
   const double nan = std::nan("");
   for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64}) {
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
       CAPTURE(t);
       const Tensor x = zeros({0, 4}, {t, dev});
       const Tensor none = from_vector<int64_t>(std::vector<int64_t>{}, Shape{0}).to(dev);
@@ -252,7 +256,7 @@ TEST_CASE("mse_loss and its backward match float64 loops on every target") {
   for_each_target([&](Device dev) {
     for (const auto& [shape, large] : cases) {
       if (large && !runs_large_cases(dev)) continue;
-      for (DType t : {kFloat32, kFloat64})
+      for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16})
         for (Reduction r : kReductions) {
           CAPTURE(shape);
           CAPTURE(t);

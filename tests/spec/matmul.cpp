@@ -1,7 +1,7 @@
 // matmul, mm and bmm on every target (tests/spec/spec.h) against torch.matmul's rules in float64
 // loops (op_test_util.h's matmul_reference): 1-D operands, broadcast batches, every size class
 // (1, sizes that straddle the GPU's tiles, K = 0, empty), transposed, sliced and broadcast
-// operands; float16/bfloat16 (Note [Half matmul] in ops/matmul.cpp); integer dtypes are
+// operands; float16/bfloat16 (Note [Widened half ops] in ops/dispatch.h); integer dtypes are
 // refused with DTypeError; sum(matmul(a, b) + c) end to end.
 // The GPU GEMM's own tiles and edge cases: tests/cuda/test_gemm_emu.cpp.
 #include <doctest/doctest.h>

@@ -4,6 +4,8 @@
 // Adam with L2 weight decay and AdamW with decoupled decay; four steps each, so the momentum
 // buffer's first-step initialisation and the bias corrections are checked; and nn::SGD/Adam/
 // AdamW on every target, with the gradient from a backward pass, against the same rules.
+// float16/bfloat16 parameters and state compute in float32 and round once per stored value: each
+// within 1 ulp of the float64 rule applied to the same rounded values.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -69,7 +71,7 @@ ops::AdamParams adam(double wd, bool decoupled) {
 template <typename Rule, size_t N, typename Body>
 void for_each_update_case(const Rule (&rules)[N], Body&& body) {
   for_each_target([&](Device dev) {
-    for (DType t : {kFloat32, kFloat64}) {
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
       for (const Shape& shape : {Shape{3, 37}, Shape{1}, Shape{1031}, Shape{0}}) {
         for (size_t r = 0; r < N; ++r) {
           CAPTURE(t);

@@ -126,23 +126,30 @@ inline bool within(double got, double want, DType t, Tolerance tol) {
 // Checks that `got` (on any device) is on `device` with dtype `t` and shape `shape`, and that
 // its values equal `want` (row-major) within `tol`; NaN matches NaN, infinities match exactly.
 // Reports the first mismatch.
-inline void check_result(const Tensor& got, Device device, DType t, const Shape& shape,
-                         const std::vector<double>& want, Tolerance tol) {
+// tol_of(i): the tolerance of element i, for bounds that differ per element.
+template <typename TolOf>
+void check_result_each(const Tensor& got, Device device, DType t, const Shape& shape,
+                       const std::vector<double>& want, TolOf&& tol_of) {
   CHECK(got.device() == device);
   CHECK(got.dtype() == t);
   REQUIRE(got.shape() == shape);
   const std::vector<double> g = got.to_vector<double>();
   REQUIRE(g.size() == want.size());
   for (size_t i = 0; i < g.size(); ++i) {
-    const bool ok = within(g[i], want[i], t, tol);
-    if (!ok) {
+    const Tolerance tol = tol_of(i);
+    if (!within(g[i], want[i], t, tol)) {
       CAPTURE(i);
       CAPTURE(g[i]);
       CAPTURE(want[i]);
+      CAPTURE(tol.atol);
       FAIL_CHECK("value mismatch");
       return;
     }
   }
+}
+inline void check_result(const Tensor& got, Device device, DType t, const Shape& shape,
+                         const std::vector<double>& want, Tolerance tol) {
+  check_result_each(got, device, t, shape, want, [tol](size_t) { return tol; });
 }
 inline void check_result(const Tensor& got, Device device, DType t, const Shape& shape,
                          const std::vector<double>& want) {
