@@ -1,5 +1,6 @@
 #include "autograd/activation.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 
 namespace ember {
@@ -59,6 +60,9 @@ Tensor elu(const Tensor& x, double alpha) {
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
+  if (autocast_applies({&x}))
+    return autocast_call("softplus", {x},
+                         [&](const auto& c) { return softplus(c[0], beta, threshold); });
   return record("SoftplusBackward", ops::softplus(x, beta, threshold), {x}, {x},
                 [beta, threshold](const Tensor& g, const Saved& s) {
                   return Grads{ops::softplus_backward(g, s[0], beta, threshold)};

@@ -1,11 +1,15 @@
 #include "autograd/conv2d.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "ops/reduce.h"
 
 namespace ember {
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dOptions& options) {
+  if (autocast_applies({&x, &w, &b}))
+    return autocast_call("conv2d", {x, w, b},
+                         [&](const auto& c) { return conv2d(c[0], c[1], c[2], options); });
   const ops::Conv2dParams p = options.params;
   Tensor y = ops::conv2d(x, w, b, p);
   const bool need_x = x.requires_grad(), need_w = w.requires_grad();

@@ -2,6 +2,7 @@
 // function, each backward a few elementwise ops summed back to the inputs' shapes.
 #include "autograd/elementwise.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "ops/elementwise.h"
 
@@ -54,12 +55,16 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
+  if (autocast_applies({&a}))
+    return autocast_call("exp", {a}, [&](const auto& c) { return exp(c[0]); });
   Tensor out = ops::exp(a);
   return record("ExpBackward", out, {a}, {out},
                 [](const Tensor& g, const Saved& s) { return Grads{ops::mul(g, s[0])}; });
 }
 
 Tensor log(const Tensor& a) {
+  if (autocast_applies({&a}))
+    return autocast_call("log", {a}, [&](const auto& c) { return log(c[0]); });
   return record("LogBackward", ops::log(a), {a}, {a},
                 [](const Tensor& g, const Saved& s) { return Grads{ops::div(g, s[0])}; });
 }
@@ -81,6 +86,8 @@ Tensor abs(const Tensor& a) {
 }
 
 Tensor pow(const Tensor& a, double p) {
+  if (autocast_applies({&a}))
+    return autocast_call("pow", {a}, [&](const auto& c) { return pow(c[0], p); });
   return record("PowBackward", ops::pow(a, p), {a}, {a}, [p](const Tensor& g, const Saved& s) {
     if (p == 0.0) return Grads{zeros_like(g)};
     return Grads{ops::mul(ops::mul(g, ops::pow(s[0], p - 1.0)), p)};
@@ -121,6 +128,8 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor pow(const Tensor& a, const Tensor& b) {
+  if (autocast_applies({&a, &b}))
+    return autocast_call("pow", {a, b}, [&](const auto& c) { return pow(c[0], c[1]); });
   Shape sa = a.shape(), sb = b.shape();
   DType ta = a.dtype(), tb = b.dtype();
   Tensor out = ops::pow(a, b);

@@ -3,6 +3,7 @@
 // differentiate it. The NN functions (conv2d, batch_norm, losses, ...) have headers of their own.
 #pragma once
 
+#include "autograd/autocast.h"
 #include "autograd/copy.h"
 #include "autograd/elementwise.h"
 #include "autograd/index.h"

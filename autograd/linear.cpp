@@ -1,11 +1,15 @@
 #include "autograd/linear.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "ops/linear.h"
 
 namespace ember {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  if (autocast_applies({&x, &w, &b}))
+    return autocast_call("linear", {x, w, b},
+                         [&](const auto& c) { return linear(c[0], c[1], c[2]); });
   Tensor y = ops::linear(x, w, b);
   std::vector<Tensor> inputs{x, w};
   if (b.defined()) inputs.push_back(b);

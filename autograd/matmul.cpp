@@ -1,6 +1,7 @@
 // Differentiable matrix product (autograd/matmul.h), with NumPy's rules for 1-D operands.
 #include "autograd/matmul.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/shape.h"
 #include "ops/matmul.h"
@@ -23,6 +24,8 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast_applies({&a, &b}))
+    return autocast_call("matmul", {a, b}, [&](const auto& c) { return matmul(c[0], c[1]); });
   EMBER_CHECK_SHAPE(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least 1 dim, got ",
                     a.shape(), " and ", b.shape());
   // 1-D operands become a row (left) or a column (right), and the added dim is removed after.

@@ -3,6 +3,7 @@
 // std are composites of the differentiable functions.
 #include "autograd/reduce.h"
 
+#include "autograd/autocast.h"
 #include "autograd/elementwise.h"
 #include "autograd/function.h"
 #include "ops/elementwise.h"
@@ -47,6 +48,8 @@ Tensor extreme(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim, 
 }  // namespace
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autocast_applies({&a}))
+    return autocast_call("sum", {a}, [&](const auto& c) { return sum(c[0], dims, keepdim); });
   Shape shape = a.shape();
   return record("SumBackward", ops::sum(a, dims, keepdim), {a}, {},
                 [shape, dims, keepdim](const Tensor& g, const Saved&) {

@@ -3,6 +3,7 @@
 // input its slice of the gradient.
 #include "autograd/shape.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 
 namespace ember {
@@ -71,6 +72,8 @@ Tensor expand(const Tensor& a, const Shape& shape) {
 }
 
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
+  if (autocast_applies(xs))
+    return autocast_call("cat", xs, [&](const auto& c) { return cat(c, dim); });
   EMBER_CHECK_VALUE(!xs.empty(), "cat: expected a non-empty list of tensors");
   const Tensor& first = xs[0];
   dim = wrap_dim(dim, first.dim(), "cat");
@@ -112,6 +115,8 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
+  if (autocast_applies(xs))
+    return autocast_call("stack", xs, [&](const auto& c) { return stack(c, dim); });
   EMBER_CHECK_VALUE(!xs.empty(), "stack: expected a non-empty list of tensors");
   dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
   std::vector<Tensor> u;

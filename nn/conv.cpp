@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/activation.h"
+#include "autograd/autocast.h"
 #include "autograd/grad_mode.h"
 #include "nn/init.h"
 #include "ops/conv2d.h"
@@ -32,7 +33,9 @@ Tensor Conv2d::forward(const Tensor& x) {
                     out_channels, "): expected input of shape [N, ", in_channels,
                     ", H, W], got ", x.shape());
   if (!fused_relu) return conv2d(x, weight, bias, options);
-  if (GradMode::is_enabled()) return relu(conv2d(x, weight, bias, options));
+  // The fused op is autograd-free and outside autocast's table.
+  if (GradMode::is_enabled() || autocast_applies({&x, &weight, &bias}))
+    return relu(conv2d(x, weight, bias, options));
   return ops::conv2d_bias_relu(x, weight, bias, options.params);
 }
 

@@ -26,7 +26,7 @@ class Conv2d : public Module {
   int64_t in_channels, out_channels, kernel_size;
   Conv2dOptions options;
   // Set by fuse_for_inference (nn/fuse.h): forward applies relu too, in one cuDNN graph on cuda
-  // under no_grad (ops::conv2d_bias_relu), as convolution then relu otherwise.
+  // under no_grad (ops::conv2d_bias_relu), as convolution then relu otherwise (and under autocast).
   bool fused_relu = false;
 };
 

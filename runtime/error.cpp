@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "runtime/autocast_state.h"
+
 namespace ember {
 
 std::string format_bytes(size_t bytes) {
@@ -19,6 +21,8 @@ std::string format_bytes(size_t bytes) {
     std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
   return buf;
 }
+
+DTypeError::DTypeError(const std::string& what) : Error(what + autocast_note()) {}
 
 OutOfMemory::OutOfMemory(const std::string& device, size_t requested, size_t allocated,
                          size_t reserved, size_t capacity)

@@ -16,7 +16,11 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 class ShapeError : public Error { using Error::Error; };
-class DTypeError : public Error { using Error::Error; };
+// Its message ends with autocast's state when a region is open (runtime/autocast_state.h).
+class DTypeError : public Error {
+ public:
+  explicit DTypeError(const std::string& what);
+};
 class DeviceError : public Error { using Error::Error; };
 class IndexError : public Error { using Error::Error; };
 class ValueError : public Error { using Error::Error; };

@@ -19,7 +19,8 @@ from ._C import (  # noqa: F401
     detach, broadcast_shapes,
     conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, relu, leaky_relu, sigmoid,
     tanh, gelu, silu, elu, softplus, hardtanh, relu6, dropout, linear, softmax, log_softmax,
-    cross_entropy, nll_loss, mse_loss, save, is_grad_enabled, set_grad_enabled,
+    cross_entropy, nll_loss, mse_loss, binary_cross_entropy, binary_cross_entropy_with_logits,
+    save, is_grad_enabled, set_grad_enabled,
 )
 from . import _tensor  # noqa: F401  (Python-side Tensor methods)
 from ._factories import (  # noqa: F401
@@ -31,6 +32,7 @@ from .autograd import no_grad, enable_grad  # noqa: F401
 from .serialization import load  # noqa: F401
 from ._runtime import doctor  # noqa: F401
 from . import amp, autograd, nn, optim, cuda, backends, utils, datasets  # noqa: F401
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: F401
 
 bool = _C.bool  # noqa: A001  (ember.bool, as torch.bool)
 Size = tuple

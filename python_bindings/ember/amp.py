@@ -1,9 +1,10 @@
-"""Mixed-precision training helpers with PyTorch's names (torch.amp): GradScaler.
+"""Mixed-precision training with PyTorch's names (torch.amp): autocast and GradScaler.
 
     scaler = ember.amp.GradScaler()
     for x, y in loader:
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        with ember.autocast("cuda", dtype=ember.float16):   # "cpu": bfloat16 by default
+            loss = loss_fn(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)      # skipped when a gradient is inf or NaN
         scaler.update()       # backs the scale off after an inf, grows it after 2000 clean steps
@@ -12,11 +13,45 @@ The scale, its growth tracker and the found-inf flags live on the device, and th
 fused update reads them there, so a step never waits for the GPU. Unlike PyTorch's, the scaler
 works on every device (cpu and emu too) instead of disabling itself without CUDA.
 """
+import functools
 from collections import abc
 
 from . import _C
 
-__all__ = ["GradScaler"]
+__all__ = ["GradScaler", "autocast", "is_autocast_enabled", "get_autocast_dtype"]
+
+is_autocast_enabled = _C.is_autocast_enabled
+get_autocast_dtype = _C.get_autocast_dtype
+
+
+class autocast:
+    """torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=True), as a context
+    manager or a decorator. Inside, conv2d, linear and matmul run in `dtype` (float16 on "cuda",
+    which covers the cuda and emu devices; bfloat16 on "cpu"), softmax, log_softmax, the losses,
+    exp, log, pow, softplus and sum in float32, cat and stack in the widest input dtype; every
+    other op in its inputs' dtypes (docs/amp.md has the table). Wrap the forward pass and the
+    loss, not the backward."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=True):
+        self._args = (str(device_type), dtype, bool(enabled), bool(cache_enabled))
+        self._region = _C._AutocastRegion(*self._args)
+        self.device = str(device_type)
+        self.fast_dtype = dtype if dtype is not None else _C.get_autocast_dtype(self.device)
+
+    def __enter__(self):
+        self._region.enter()
+        return self
+
+    def __exit__(self, *exc):
+        self._region.exit()
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(*self._args):
+                return fn(*args, **kwargs)
+        return wrapper
 
 
 def _cpp_optimizer(optimizer):

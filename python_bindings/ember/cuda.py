@@ -1,6 +1,6 @@
 """CUDA availability, said plainly: is_available() and, when not, why_unavailable().
-`ember.cuda.amp.GradScaler` is ember.amp.GradScaler under PyTorch's torch.cuda.amp name and
-signature (no device argument)."""
+`ember.cuda.amp.GradScaler` and `ember.cuda.amp.autocast` are ember.amp's under PyTorch's
+torch.cuda.amp names and signatures (no device argument)."""
 import sys
 import types
 
@@ -18,9 +18,20 @@ class _CudaGradScaler(_amp.GradScaler):
                          enabled)
 
 
+class _CudaAutocast(_amp.autocast):
+    """torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True): ember.autocast
+    with device_type "cuda"."""
+
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        super().__init__("cuda", dtype, enabled, cache_enabled)
+
+
 _CudaGradScaler.__name__ = _CudaGradScaler.__qualname__ = "GradScaler"
-amp = types.ModuleType(__name__ + ".amp", "torch.cuda.amp's names: GradScaler (ember.amp).")
+_CudaAutocast.__name__ = _CudaAutocast.__qualname__ = "autocast"
+amp = types.ModuleType(__name__ + ".amp",
+                       "torch.cuda.amp's names: GradScaler and autocast (ember.amp).")
 amp.GradScaler = _CudaGradScaler
+amp.autocast = _CudaAutocast
 sys.modules[amp.__name__] = amp
 
 

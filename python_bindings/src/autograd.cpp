@@ -4,6 +4,9 @@
 // Note [GIL and the graph]: backward() runs with the GIL released, so a Python backward takes the
 // GIL itself. A graph node may also be destroyed without the GIL (the engine frees nodes as it
 // goes), so the Python callable a node holds is released under the GIL by GilHeld.
+#include <memory>
+
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "common.h"
 
@@ -133,6 +136,44 @@ void init_autograd(pb::module_& m) {
   });
   m.def("_record_function", &record_function, arg("name"), arg("output"), arg("inputs"),
         arg("saved"), arg("backward"));
+
+  // Autocast: ember.autocast (ember/amp.py) opens an AutocastGuard on __enter__ and closes it on
+  // __exit__; the guard's checks run when the region opens.
+  struct Region {
+    std::string device_type;
+    std::optional<DType> dtype;
+    bool enabled, cache_enabled;
+    std::unique_ptr<AutocastGuard> guard;
+  };
+  pb::class_<Region>(m, "_AutocastRegion")
+      .def(pb::init([](const std::string& device_type, const pb::object& dtype, bool enabled,
+                       bool cache_enabled) {
+             std::optional<DType> t;
+             if (!dtype.is_none()) t = dtype_arg(dtype, kFloat16);
+             (void)autocast_device_from_string(device_type);  // a bad name fails here already
+             return Region{device_type, t, enabled, cache_enabled, nullptr};
+           }),
+           arg("device_type"), arg("dtype") = pb::none(), arg("enabled") = true,
+           arg("cache_enabled") = true)
+      .def("enter",
+           [](Region& r) {
+             r.guard = std::make_unique<AutocastGuard>(r.device_type, r.dtype, r.enabled,
+                                                       r.cache_enabled);
+           })
+      .def("exit", [](Region& r) { r.guard.reset(); });
+  m.def(
+      "is_autocast_enabled",
+      [](const std::string& device_type) {
+        return is_autocast_enabled(autocast_device_from_string(device_type));
+      },
+      arg("device_type") = "cuda");
+  m.def(
+      "get_autocast_dtype",
+      [](const std::string& device_type) {
+        return autocast_state(autocast_device_from_string(device_type)).dtype;
+      },
+      arg("device_type"));
+  m.def("_autocast_cache_size", &autocast_cache_size);
 }
 
 }  // namespace ember::py

@@ -1,6 +1,7 @@
 // The neural-network functions with PyTorch's names, arguments and defaults (they back both
 // ember.<op> and ember.nn.functional.<op>): conv, pooling, batch norm, activations, dropout,
 // linear, softmax and the losses.
+#include "autograd/autocast.h"
 #include "common.h"
 
 namespace ember::py {
@@ -8,6 +9,14 @@ namespace {
 
 Tensor opt_tensor(const pb::object& o) {
   return o.is_none() ? Tensor() : o.cast<Tensor>();
+}
+
+// softmax and log_softmax with dtype=: the input cast first, and kept so under autocast.
+template <Tensor (*F)(const Tensor&, int64_t)>
+Tensor softmax_in(const Tensor& x, int64_t dim, const pb::object& dtype) {
+  if (dtype.is_none()) return F(x, dim);
+  AutocastExcludeGuard explicit_dtype;
+  return F(to(x, dtype_arg(dtype, x.dtype())), dim);
 }
 
 }  // namespace
@@ -112,12 +121,8 @@ void init_nn_ops(pb::module_& m) {
         return linear(x, w, opt_tensor(b));
       },
       arg("input"), arg("weight"), arg("bias") = none);
-  m.def(
-      "softmax", [](const Tensor& x, int64_t dim) { return softmax(x, dim); }, arg("input"),
-      arg("dim"));
-  m.def(
-      "log_softmax", [](const Tensor& x, int64_t dim) { return log_softmax(x, dim); }, arg("input"),
-      arg("dim"));
+  m.def("softmax", &softmax_in<softmax>, arg("input"), arg("dim"), arg("dtype") = none);
+  m.def("log_softmax", &softmax_in<log_softmax>, arg("input"), arg("dim"), arg("dtype") = none);
   m.def(
       "cross_entropy",
       [](const Tensor& x, const Tensor& t, int64_t ignore_index, const std::string& red,
@@ -138,6 +143,21 @@ void init_nn_ops(pb::module_& m) {
         return mse_loss(x, t, reduction_arg(red));
       },
       arg("input"), arg("target"), arg("reduction") = "mean");
+  m.def(
+      "binary_cross_entropy",
+      [](const Tensor& x, const Tensor& t, const pb::object& w, const std::string& red) {
+        return binary_cross_entropy(x, t, opt_tensor(w), reduction_arg(red));
+      },
+      arg("input"), arg("target"), arg("weight") = none, arg("reduction") = "mean");
+  m.def(
+      "binary_cross_entropy_with_logits",
+      [](const Tensor& x, const Tensor& t, const pb::object& w, const std::string& red,
+         const pb::object& pos_weight) {
+        return binary_cross_entropy_with_logits(x, t, opt_tensor(w), opt_tensor(pos_weight),
+                                                reduction_arg(red));
+      },
+      arg("input"), arg("target"), arg("weight") = none, arg("reduction") = "mean",
+      arg("pos_weight") = none);
 }
 
 }  // namespace ember::py

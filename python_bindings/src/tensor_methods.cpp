@@ -1,5 +1,6 @@
 // Tensor methods: views and shape changes, conversions and copies, reductions, elementwise math,
 // backward. Each binds a function of the autograd API (or, where nothing is differentiable, an op).
+#include "autograd/autocast.h"
 #include "autograd/softmax.h"
 #include "common.h"
 
@@ -146,6 +147,8 @@ void init_tensor_methods(pb::class_<Tensor>& cls) {
           [](const Tensor& t, const pb::object& dim, bool keepdim, const pb::object& dtype) {
             Tensor x = dtype.is_none() ? t : to(t, dtype_arg(dtype, t.dtype()));
             if (!is_floating(x.dtype())) return ops::sum(x, dims_arg(dim), keepdim);
+            if (dtype.is_none()) return sum(x, dims_arg(dim), keepdim);
+            AutocastExcludeGuard explicit_dtype;  // an explicit dtype is kept under autocast
             return sum(x, dims_arg(dim), keepdim);
           },
           arg("dim") = none, arg("keepdim") = false, arg("dtype") = none)

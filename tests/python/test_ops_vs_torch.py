@@ -26,6 +26,14 @@ def away_from_zero(shape):
     return make
 
 
+def probability(shape):
+    return lambda rng: rng.uniform(0.02, 0.98, shape)
+
+
+def scaled_normal(shape, scale):
+    return lambda rng: rng.standard_normal(shape) * scale
+
+
 # (id, ember fn, torch fn, input makers). Each fn takes the inputs as tensors.
 SPECS = [
     ("add", lambda a, b: a + b, lambda a, b: a + b, [normal((3, 5)), normal((5,))]),
@@ -110,6 +118,16 @@ SPECS = [
     ("neg_fn", ember.neg, torch.neg, [normal((6,))]),
     ("mse_loss", F.mse_loss, TF.mse_loss, [normal((3, 5)), normal((3, 5))]),
     ("mse_loss_sum", lambda a, b: F.mse_loss(a, b, reduction="sum"), lambda a, b: TF.mse_loss(a, b, reduction="sum"), [normal((7,)), normal((7,))]),
+    ("binary_cross_entropy", lambda x, y: F.binary_cross_entropy(x, y, ember.full((5,), 0.7, dtype=x.dtype)),
+     lambda x, y: TF.binary_cross_entropy(x, y, torch.full((5,), 0.7, dtype=x.dtype)), [probability((4, 5)), probability((4, 5))]),
+    ("binary_cross_entropy_sum", lambda x, y: F.binary_cross_entropy(x, y, reduction="sum"),
+     lambda x, y: TF.binary_cross_entropy(x, y, reduction="sum"), [probability((7,)), probability((7,))]),
+    ("bce_with_logits", F.binary_cross_entropy_with_logits, TF.binary_cross_entropy_with_logits,
+     [scaled_normal((3, 4), 8), probability((3, 4))]),
+    ("bce_with_logits_pos_weight",
+     lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none", pos_weight=ember.tensor([0.5, 1.0, 3.0], dtype=x.dtype)),
+     lambda x, y: TF.binary_cross_entropy_with_logits(x, y, reduction="none", pos_weight=torch.tensor([0.5, 1.0, 3.0], dtype=x.dtype)),
+     [scaled_normal((2, 5, 3), 8), probability((2, 5, 3))]),
 ]
 
 
