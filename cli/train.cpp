@@ -1,13 +1,17 @@
 // `ember train`: trains a model on a data set with a progress bar per epoch, reports test
-// accuracy after each epoch, and saves/resumes checkpoints (model, optimiser, RNG, epoch).
+// accuracy after each epoch, and saves/resumes checkpoints (model, optimiser, RNG, epoch, loss
+// scaler). --amp fp16|bf16 trains in mixed precision: the forward pass and the loss under
+// autocast, float32 weights, and for float16 the dynamic loss scaler.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
+#include "autograd/autocast.h"
 #include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
@@ -15,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/validate.h"
+#include "nn/amp.h"
 #include "nn/checkpoint.h"
 #include "nn/datasets.h"
 #include "nn/lr_scheduler.h"
@@ -29,12 +34,13 @@ namespace {
 
 struct TrainArgs {
   std::string model = "lenet", data = "digits", optimizer = "sgd", device = "auto";
-  std::string schedule = "cosine";
+  std::string schedule = "cosine", amp = "none";
   std::string save, resume, data_dir;
   int64_t epochs = 15, batch_size = 32, threads = 0;  // threads 0: all
   int64_t max_steps = 0;                              // 0: no limit
   bool log_steps = false;
   double lr = 0.0, momentum = 0.9, weight_decay = 0.0;  // lr 0: the optimiser's default
+  double loss_scale = 65536.0;                          // --amp fp16's initial loss scale
   bool weight_decay_given = false;  // else AdamW's default; an explicit 0 means none
   uint64_t seed = 0;
 };
@@ -84,12 +90,30 @@ std::unique_ptr<nn::Optimizer> make_optimizer(const TrainArgs& a, std::vector<Te
   EMBER_THROW(ValueError, "unknown optimizer '", a.optimizer, "': expected sgd, adam or adamw");
 }
 
+// --amp: autocast's dtype, or none.
+std::optional<DType> amp_dtype(const std::string& amp) {
+  if (amp == "fp16") return kFloat16;
+  if (amp == "bf16") return kBFloat16;
+  EMBER_CHECK_VALUE(amp == "none", "unknown --amp '", amp, "': expected none, fp16 or bf16");
+  return std::nullopt;
+}
+
+// While alive: an autocast region for the device, when --amp asks for one.
+struct AmpRegion {
+  std::optional<AutocastGuard> guard;
+  AmpRegion(std::optional<DType> amp, Device dev) {
+    if (amp) guard.emplace(autocast_device_of(dev), *amp);
+  }
+};
+
 int64_t correct_count(const Tensor& logits, const Tensor& labels) {
   return ops::sum(ops::eq(ops::argmax(logits, 1), labels)).item<int64_t>();
 }
 
-double evaluate(nn::Module& model, const TensorDataset& test, Device dev, int64_t batch) {
+double evaluate(nn::Module& model, const TensorDataset& test, Device dev, int64_t batch,
+                std::optional<DType> amp) {
   NoGradGuard ng;
+  const AmpRegion autocast(amp, dev);
   model.eval();
   DataLoader loader(test, batch);
   int64_t correct = 0;
@@ -109,6 +133,7 @@ std::string stats(double loss, double acc) {
 int run_train(const TrainArgs& a) {
   if (a.threads > 0) omp_set_num_threads(static_cast<int>(a.threads));
   const Device dev = Device::parse(a.device);
+  const std::optional<DType> amp = amp_dtype(a.amp);
   manual_seed(a.seed);
   Data data = load_data(a);
   nn::ModulePtr model = nn::make_model(a.model, data.spec);
@@ -122,9 +147,15 @@ int run_train(const TrainArgs& a) {
   else
     EMBER_CHECK_VALUE(a.schedule == "none", "unknown schedule '", a.schedule,
                       "': expected cosine, step or none");
+  // float16 gradients underflow without loss scaling; bfloat16 has float32's range.
+  nn::GradScalerOptions scaling;
+  scaling.enabled = amp == kFloat16;
+  scaling.init_scale = a.loss_scale;
+  nn::GradScaler scaler(scaling);
   int64_t start_epoch = 0;
   if (!a.resume.empty()) {
-    nn::CheckpointInfo info = nn::load_checkpoint(a.resume, a.model, *model, *opt);
+    nn::CheckpointInfo info =
+        nn::load_checkpoint(a.resume, a.model, *model, *opt, scaling.enabled ? &scaler : nullptr);
     start_epoch = info.epoch;
     if (sched) sched->set_epoch(start_epoch);  // the lr follows from the epoch
     std::cout << "resumed from " << a.resume << " after epoch " << start_epoch << "\n";
@@ -134,7 +165,11 @@ int run_train(const TrainArgs& a) {
   std::cout << "training " << a.model << " (" << params << " parameters) on " << a.data << " ("
             << data.train.size() << " train / " << data.test.size() << " test) with " << opt->name()
             << " lr " << opt->lr() << " (" << a.schedule << "), batch " << a.batch_size << ", on "
-            << dev << ", " << omp_get_max_threads() << " threads, seed " << a.seed << "\n";
+            << dev << ", " << omp_get_max_threads() << " threads, seed " << a.seed
+            << (amp ? std::string(", mixed precision ") + dtype_name(*amp) +
+                          (scaling.enabled ? " with loss scaling" : "")
+                    : std::string())
+            << "\n";
 
   DataLoader loader(data.train, a.batch_size, /*shuffle=*/true, /*drop_last=*/false, a.seed,
                     /*prefetch=*/true);
@@ -149,11 +184,26 @@ int run_train(const TrainArgs& a) {
     int64_t seen = 0, correct = 0, step = 0;
     for (const Batch& b : loader) {
       Tensor x = b.inputs.to(dev), y = b.labels.to(dev);
-      Tensor logits = (*model)(x);
-      Tensor loss = cross_entropy(logits, y);
+      Tensor logits, loss;
+      {
+        const AmpRegion autocast(amp, dev);
+        logits = (*model)(x);
+        loss = cross_entropy(logits, y);
+      }
       opt->zero_grad();
-      backward(loss);
-      opt->step();
+      if (scaling.enabled) {
+        const double before = scaler.get_scale();
+        backward(scaler.scale(loss));
+        scaler.step(*opt);
+        scaler.update();
+        const double after = scaler.get_scale();
+        if (after < before)  // the step was skipped
+          std::printf("\nstep %lld: inf or NaN gradients, step skipped; loss scale %g -> %g\n",
+                      static_cast<long long>(total_steps + 1), before, after);
+      } else {
+        backward(loss);
+        opt->step();
+      }
       const int64_t n = b.labels.numel();
       loss_sum += loss.item() * static_cast<double>(n);
       correct += correct_count(detach(logits).to(kCPU), b.labels);
@@ -167,7 +217,7 @@ int run_train(const TrainArgs& a) {
         break;
       }
     }
-    acc = evaluate(*model, data.test, dev, 256);
+    acc = evaluate(*model, data.test, dev, 256, amp);
     char test[48];
     std::snprintf(test, sizeof test, " | test acc %.2f%%", acc);
     bar.finish(seen, stats(loss_sum / seen, 100.0 * correct / seen) + test);
@@ -180,7 +230,8 @@ int run_train(const TrainArgs& a) {
       break;
     }
     if (!a.save.empty()) {
-      nn::save_checkpoint(a.save, a.model, *model, *opt, epoch + 1, {{"data", a.data}});
+      nn::save_checkpoint(a.save, a.model, *model, *opt, epoch + 1, {{"data", a.data}},
+                          scaling.enabled ? &scaler : nullptr);
       saved = true;
     }
     if (a.max_steps > 0 && total_steps == a.max_steps) break;
@@ -228,6 +279,14 @@ Runner add_train(CLI::App& app) {
       ->transform(integer_in(1, int64_t{1} << 40));
   cmd->add_flag("--log-steps", a->log_steps,
                 "print every step's loss (full precision) on its own line");
+  cmd->add_option("--amp", a->amp,
+                  "mixed precision: none, fp16 (autocast and loss scaling) or bf16 (autocast)")
+      ->capture_default_str();
+  cmd->add_option("--loss-scale", a->loss_scale,
+                  "--amp fp16's initial loss scale (then halved after an overflow, doubled "
+                  "after 2000 clean steps)")
+      ->capture_default_str()
+      ->transform(real_in(exclusive(0), unbounded_above()));
   cmd->add_option("--save", a->save, "write a checkpoint here after every epoch");
   cmd->add_option("--resume", a->resume, "continue from this checkpoint");
   return [cmd, a, weight_decay]() -> int {

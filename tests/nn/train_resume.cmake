@@ -1,9 +1,10 @@
 # `ember train` for 3 epochs straight vs 2 epochs, then --resume to 3: the final checkpoints must
 # be byte-identical (model, optimiser, RNG state, epoch). A constant learning rate keeps the two
-# runs' schedules equal (a cosine schedule depends on the planned number of epochs).
+# runs' schedules equal (a cosine schedule depends on the planned number of epochs). EXTRA: more
+# train arguments for every run (e.g. --amp;fp16: the loss scaler's state is in the checkpoints).
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
-set(common train --model lenet --threads 2 --seed 5 --schedule none)
+set(common train --model lenet --threads 2 --seed 5 --schedule none ${EXTRA})
 function(run)
   execute_process(COMMAND ${EMBER} ${common} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
