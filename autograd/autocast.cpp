@@ -79,8 +79,7 @@ Tensor cast_to(const Tensor& t, DType to) {
   if (!cacheable) return ember::to(t, to);
   const bool with_grad = GradMode::is_enabled();
   CachedCast& c = cast_cache()[{t.impl(), to}];
-  if (c.cast.defined() && !c.source.expired() && c.source.lock() == t.impl_ptr() &&
-      c.version == t.version() && c.with_grad == with_grad)
+  if (c.source.lock() == t.impl_ptr() && c.version == t.version() && c.with_grad == with_grad)
     return c.cast;
   c = {t.impl_ptr(), t.version(), with_grad, ember::to(t, to)};
   return c.cast;

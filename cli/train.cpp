@@ -171,6 +171,7 @@ int run_train(const TrainArgs& a) {
                     : std::string())
             << "\n";
 
+  double scale = scaler.get_scale();  // the loss scale before the next step (--amp fp16)
   DataLoader loader(data.train, a.batch_size, /*shuffle=*/true, /*drop_last=*/false, a.seed,
                     /*prefetch=*/true);
   double acc = 0.0;
@@ -192,14 +193,14 @@ int run_train(const TrainArgs& a) {
       }
       opt->zero_grad();
       if (scaling.enabled) {
-        const double before = scaler.get_scale();
         backward(scaler.scale(loss));
         scaler.step(*opt);
         scaler.update();
-        const double after = scaler.get_scale();
-        if (after < before)  // the step was skipped
+        const double after = scaler.get_scale();  // one read a step (loss.item() waits anyway)
+        if (after < scale)                        // the step was skipped
           std::printf("\nstep %lld: inf or NaN gradients, step skipped; loss scale %g -> %g\n",
-                      static_cast<long long>(total_steps + 1), before, after);
+                      static_cast<long long>(total_steps + 1), scale, after);
+        scale = after;
       } else {
         backward(loss);
         opt->step();

@@ -6,35 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/fill.cuh"
 #include "runtime/gpu.h"
+#include "simt/diagnostics_util.h"
 #include "simt/kernels_bugs.cuh"
 #include "simt/simt_test_util.h"
 
 namespace ember::simt_test {
 namespace {
-
-// The message of the CudaError `launch` throws ("" if it throws none).
-template <typename F>
-std::string error_of(F launch) {
-  try {
-    launch();
-  } catch (const CudaError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// A good kernel still runs correctly after a failed launch.
-void check_still_usable() {
-  std::vector<float> y(1000, 0.0f);
-  kernels::emu::fill_f32(y.data(), 3.0f, 1000, nullptr);
-  for (float v : y) REQUIRE(v == 3.0f);
-}
 
 std::string site(int line) {
   return "kernels_bugs.cuh:" + std::to_string(line);

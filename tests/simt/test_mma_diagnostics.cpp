@@ -6,32 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/fill.cuh"
+#include "simt/diagnostics_util.h"
 #include "simt/kernels_mma_bugs.cuh"
 #include "simt/simt_test_util.h"
 
 namespace ember::simt_test {
 namespace {
-
-template <typename F>
-std::string error_of(F launch) {
-  try {
-    launch();
-  } catch (const CudaError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-void check_still_usable() {
-  std::vector<float> y(1000, 0.0f);
-  kernels::emu::fill_f32(y.data(), 3.0f, 1000, nullptr);
-  for (float v : y) REQUIRE(v == 3.0f);
-}
 
 std::string site(int line) {
   return "kernels_mma_bugs.cuh:" + std::to_string(line);
