@@ -1,7 +1,5 @@
 # Checks the cheap-to-check rules for kernel files (docs/emulator.md): kernels/cuda/*.cu{,h}
-# launch only through EMBER_LAUNCH (no <<< >>>) and use no inline PTX or cooperative groups
-# (inline PTX lives in kernels/cuda/tensor_core.cuh only, where every instruction has the
-# emulator's version);
+# launch only through EMBER_LAUNCH (no <<< >>>) and use no inline PTX or cooperative groups;
 # kernel sources (.cu) include no Eigen and nothing from the layers above (ops/, autograd/, nn/),
 # and reach the runtime only through kernels/cuda/compat.h. The headers they share with the CPU
 # kernels (kernels/*.h: shapes, the kernel table, and the *_math.h formulas) follow the same rules
@@ -24,7 +22,7 @@ foreach(f ${files} ${shared})
     if(line MATCHES "<<<")
       string(APPEND bad "${name}:${n}: launch with <<< >>>; use EMBER_LAUNCH\n")
     endif()
-    if(line MATCHES "asm[ \t]*(volatile)?[ \t]*\\(" AND NOT name STREQUAL "kernels/cuda/tensor_core.cuh")
+    if(line MATCHES "asm[ \t]*(volatile)?[ \t]*\\(")
       string(APPEND bad "${name}:${n}: inline PTX has no emulator fallback\n")
     endif()
     if(line MATCHES "cooperative_groups")
