@@ -75,7 +75,8 @@ inline void check_launch(const char* kernel, const char* file, int line) {
 #define __shared__ static thread_local  // a worker runs one block at a time
 #define __constant__
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+// As CUDA's headers define it, so that `__shared__ __align__(16) T s[n];` compiles.
+#define __align__(n) __attribute__((aligned(n)))
 
 #define EMBER_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                          \
   ::ember::simt::launch(#kernel, __FILE__, __LINE__, kernel, (grid), (block), (shared_bytes), \

@@ -63,8 +63,16 @@ const char* op_name(WarpOp op) {
       return "__any_sync";
     case WarpOp::All:
       return "__all_sync";
+    case WarpOp::Mma:
+      return "mma.sync";
+    case WarpOp::Ldmatrix:
+      return "ldmatrix";
   }
   return "?";
+}
+
+bool is_gather(WarpOp op) {
+  return op == WarpOp::Mma || op == WarpOp::Ldmatrix;
 }
 
 bool same_site(const char* fa, int la, const char* fb, int lb) {
@@ -114,6 +122,7 @@ void Worker::run_block(const LaunchSpec& spec, uint3 block, const Options& opts)
   const size_t chunks = (spec.shared_bytes + sizeof(SharedChunk) - 1) / sizeof(SharedChunk);
   if (shared_.size() < chunks) shared_.resize(chunks);
   if (chunks) std::memset(shared_.data(), 0xff, chunks * sizeof(SharedChunk));  // NaN poison
+  async_.reset(n_);
 
   blockIdx = block;
   blockDim = spec.block;
@@ -276,6 +285,33 @@ uint64_t Worker::warp(WarpOp op, uint32_t mask, uint64_t value, int param, int w
   return threads_[cur_].result;
 }
 
+uint32_t Worker::all_gather(WarpOp op, const void* mine, int bytes, const unsigned char** table,
+                            const char* file, int line) {
+  const uint64_t lanes =
+      warp(op, 0xffffffffu, reinterpret_cast<uint64_t>(mine), bytes, kWarpSize, file, line);
+  TsanIgnore ignore;
+  *table = gathered_.data() + size_t(cur_ / kWarpSize) * kWarpSize * kMaxGatherBytes;
+  return static_cast<uint32_t>(lanes);
+}
+
+// Copies every lane's record while all of them are suspended at the all-gather; the lanes read
+// the copies when they resume. The buffer of a warp is rewritten only when its next all-gather
+// completes, which needs every lane, so no lane can still be reading the previous records.
+void Worker::gather_records(int lo, int hi, int bytes) {
+  for (int l = lo; l < hi; ++l)
+    if (get(threads_[l].param) != bytes)
+      fail(ember::detail::str_cat(thread_name(l), " deposits ", get(threads_[l].param),
+                                  " bytes at ", op_name(get(threads_[l].op)), " at ", wait_site(l),
+                                  " but ", thread_name(lo), " deposits ", bytes));
+  const size_t warps = size_t(n_ + kWarpSize - 1) / kWarpSize;
+  if (gathered_.size() < warps * kWarpSize * kMaxGatherBytes)
+    gathered_.resize(warps * kWarpSize * kMaxGatherBytes);
+  unsigned char* out = gathered_.data() + size_t(lo / kWarpSize) * kWarpSize * kMaxGatherBytes;
+  for (int l = lo; l < hi; ++l)
+    std::memcpy(out + (l - lo) * bytes, reinterpret_cast<const void*>(get(threads_[l].value)),
+                static_cast<size_t>(bytes));
+}
+
 uint32_t Worker::active_mask() const {
   TsanIgnore ignore;
   const int lo = cur_ / kWarpSize * kWarpSize, hi = std::min(n_, lo + kWarpSize);
@@ -325,6 +361,7 @@ void Worker::on_warp_arrival(int i) {
     present |= 1u << (l - lo);
     if (get(threads_[l].value) != 0) ballot |= 1u << (l - lo);
   }
+  if (is_gather(op)) gather_records(lo, hi, get(t.param));
   for (int l = lo; l < hi; ++l) {
     if (!((present >> (l - lo)) & 1u)) continue;
     Thread& d = threads_[l];
@@ -360,6 +397,10 @@ void Worker::on_warp_arrival(int i) {
         break;
       case WarpOp::Sync:
         d.result = 0;
+        break;
+      case WarpOp::Mma:
+      case WarpOp::Ldmatrix:
+        d.result = present;
         break;
       default:
         d.result = get(threads_[lo + src].value);

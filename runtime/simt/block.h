@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/simt/async_copy.h"
 #include "runtime/simt/builtins.h"
 #include "runtime/simt/fiber.h"
 #include "runtime/simt/simt.h"
@@ -52,6 +53,23 @@ class Worker {
                 int line);
   uint32_t active_mask() const;
   unsigned char* dynamic_shared() { return reinterpret_cast<unsigned char*>(shared_.data()); }
+  size_t dynamic_shared_bytes() const { return spec_->shared_bytes; }
+
+  // The largest record a lane deposits in a warp all-gather.
+  static constexpr int kMaxGatherBytes = 64;
+  // A warp collective of the whole warp (op Mma or Ldmatrix, which names it in reports): the
+  // calling lane deposits `bytes` bytes from `mine` and waits for every lane of its warp.
+  // requires: 0 < bytes <= kMaxGatherBytes, the same at every lane.
+  // ensures: *table holds lane l's bytes at *table + l * bytes for each lane l of the warp, valid
+  // until this lane's next warp collective; returns the mask of the warp's lanes (all 32
+  // unless the block's last warp is partial).
+  uint32_t all_gather(WarpOp op, const void* mine, int bytes, const unsigned char** table,
+                      const char* file, int line);
+
+  // The running CUDA thread: its index in the block (x fastest) and its name in reports.
+  int current_thread() const { return cur_; }
+  std::string thread_name(int i) const;
+  AsyncCopies& async_copies() { return async_; }
 
  private:
   struct alignas(128) SharedChunk {
@@ -66,7 +84,7 @@ class Worker {
   void resolve_stall();
   [[noreturn]] void fail(const std::string& what) const;
   [[noreturn]] void report_warp_stall(int i) const;
-  std::string thread_name(int i) const;
+  void gather_records(int lo, int hi, int bytes);
   std::string wait_site(int i) const;
 
   const LaunchSpec* spec_ = nullptr;
@@ -77,6 +95,8 @@ class Worker {
   std::vector<int> order_;
   StackPool stacks_;
   std::vector<SharedChunk> shared_;
+  std::vector<unsigned char> gathered_;  // per warp: 32 lanes' all-gather records
+  AsyncCopies async_;
   bool dirty_stacks_ = false;  // a failed block left fibers mid-run on them
   int cur_ = -1;
   int exited_ = 0;

@@ -21,7 +21,20 @@ constexpr int warpSize = 32;
 namespace ember::simt {
 
 enum class BarrierKind : int { Plain, Count, And, Or };
-enum class WarpOp : int { Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All };
+// Mma and Ldmatrix are the warp all-gathers of the Tensor Core instructions
+// (runtime/simt/tensor_core.h).
+enum class WarpOp : int {
+  Sync,
+  ShflIdx,
+  ShflUp,
+  ShflDown,
+  ShflXor,
+  Ballot,
+  Any,
+  All,
+  Mma,
+  Ldmatrix
+};
 
 // Suspends the calling thread until every thread of the block reaches a barrier; returns the
 // reduction of `pred` over the block for Count/And/Or (0 for Plain).

@@ -8,6 +8,7 @@
 #include "runtime/simt/device_math.h"
 #include "runtime/simt/half_types.h"
 #include "runtime/simt/launch.h"
+#include "runtime/simt/tensor_core.h"
 #include "runtime/simt/vector_types.h"
 #include "runtime/simt/wmma.h"
 #include "runtime/simt/work_count.h"
