@@ -58,11 +58,18 @@ void StackPool::release_all() {
 #ifdef EMBER_SIMT_TSAN
     if (s.tsan_fiber) __tsan_destroy_fiber(s.tsan_fiber);
 #endif
+    recycle_stack(s);  // Note [Stale stack shadow]
     munmap(static_cast<char*>(s.base) - page_size(), s.size + page_size());
   }
   stacks_.clear();
 }
 
+// Note [Stale stack shadow]: a fiber abandoned mid-run (a kernel thread threw, or a block ended in
+// a reported deadlock) leaves its frames' ASan redzones poisoned on its stack, and GCC's ASan
+// poisons only the redzones of a new frame, trusting the rest of the shadow to be clear. Stacks
+// kept in the pool are cleared before reuse (Worker::run_block); a stack mapped where an
+// unmapped one used to be could inherit that shadow, as the sanitizer need not clear it on
+// munmap. So every stack's shadow is cleared when it is mapped and again before it is unmapped.
 void StackPool::reserve(size_t n, size_t bytes) {
   bytes = (bytes + page_size() - 1) / page_size() * page_size();
   if (bytes != bytes_) {
@@ -80,6 +87,7 @@ void StackPool::reserve(size_t n, size_t bytes) {
     Stack s;
     s.base = static_cast<char*>(p) + page_size();
     s.size = bytes;
+    recycle_stack(s);  // Note [Stale stack shadow]
 #ifdef EMBER_SIMT_TSAN
     s.tsan_fiber = __tsan_create_fiber(0);
 #endif
