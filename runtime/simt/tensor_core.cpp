@@ -89,19 +89,28 @@ void mma(int k, MmaInput in, float* d, const uint32_t* a, const uint32_t* b, con
   const uint32_t lanes = w.all_gather(WarpOp::Mma, &mine, sizeof(mine), &table, file, line);
   require_full_warp(w, lanes, k == 16 ? "mma.sync.m16n8k16" : "mma.sync.m16n8k8", file, line);
   detail::TsanIgnore ignore;  // the gathered copies are the emulator's, not the kernel's
-  float A[16][16], B[16][8];
+  // This lane's outputs need rows g and g + 8 of A and columns 2t and 2t + 1 of B: only the
+  // fragments of the lanes that hold them (four lanes each) are decoded.
+  const int lane = lane_of(w), g = lane >> 2, t = lane & 3;
+  float a_rows[2][16] = {}, b_cols[2][16] = {};  // [row g / g + 8][k], [column 2t / 2t + 1][k]
   for (int l = 0; l < kWarpSize; ++l) {
+    const int j = b_col(l) - 2 * t;
+    if (a_row(l, 0) != g && j != 0 && j != 1) continue;
     MmaOperands o;
     std::memcpy(&o, table + l * sizeof(o), sizeof(o));
-    for (int i = 0; i < a_elems; ++i) A[a_row(l, i)][a_col(l, i)] = element(in, o.a[i >> 1], i & 1);
-    for (int i = 0; i < b_elems; ++i) B[b_row(l, i)][b_col(l)] = element(in, o.b[i >> 1], i & 1);
+    if (a_row(l, 0) == g)
+      for (int i = 0; i < a_elems; ++i)
+        a_rows[a_row(l, i) != g][a_col(l, i)] = element(in, o.a[i >> 1], i & 1);
+    if (j == 0 || j == 1)
+      for (int i = 0; i < b_elems; ++i) b_cols[j][b_row(l, i)] = element(in, o.b[i >> 1], i & 1);
   }
-  const int lane = lane_of(w);
   float out[4];
   for (int i = 0; i < 4; ++i) {
-    const int m = c_row(lane, i), n = c_col(lane, i);
+    // Row c_row(lane, i) is g + 8 (i >> 1), column c_col(lane, i) is 2t + (i & 1).
+    const float* arow = a_rows[c_row(lane, i) != g];
+    const float* bcol = b_cols[c_col(lane, i) - 2 * t];
     float s = c[i];
-    for (int kk = 0; kk < k; ++kk) s += A[m][kk] * B[kk][n];  // exact products, float sums
+    for (int kk = 0; kk < k; ++kk) s += arow[kk] * bcol[kk];  // exact products, float sums
     out[i] = s;
   }
   std::memcpy(d, out, sizeof(out));
