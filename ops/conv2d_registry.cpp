@@ -111,11 +111,6 @@ std::vector<std::string> names_of(const std::vector<AlgoPtr>& algos) {
   return names;
 }
 
-bool log_select() {
-  const char* v = std::getenv("EMBER_LOG");
-  return v && std::strstr(v, "select") != nullptr;
-}
-
 std::string env_string(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();

@@ -28,11 +28,6 @@ namespace {
 // The timed runs of each side under the benchmark preference (after one warm-up).
 constexpr int kBenchmarkRuns = 5;
 
-bool log_select() {
-  const char* v = std::getenv("EMBER_LOG");
-  return v != nullptr && std::strstr(v, "select") != nullptr;
-}
-
 // Says once per op, under EMBER_LOG=select, who runs it on cuda and why.
 void log_once(CudnnOp op, bool on_cudnn, const std::string& why) {
   static std::atomic<bool> said[kCudnnOps][2] = {};

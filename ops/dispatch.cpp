@@ -3,6 +3,9 @@
 // runtime/ may not include kernels).
 #include "ops/dispatch.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "runtime/rng.h"
 
 namespace ember::ops {
@@ -55,6 +58,11 @@ Shape broadcast_strides(const Tensor& t, const Shape& shape) {
     st[d] = t.shape()[i] == 1 && shape[d] != 1 ? 0 : t.strides()[i];
   }
   return st;
+}
+
+bool log_select() {
+  const char* v = std::getenv("EMBER_LOG");
+  return v != nullptr && std::strstr(v, "select") != nullptr;
 }
 
 }  // namespace ember::ops

@@ -66,6 +66,10 @@ inline Tensor widen_half(const Tensor& t) {
   return t.defined() && is_half(t.dtype()) ? t.to(kFloat32) : t;
 }
 
+// Whether EMBER_LOG (a comma-separated list) asks for "select": ops that choose between kernels
+// or libraries print each new choice, and why, to stderr.
+bool log_select();
+
 // Element strides that view `t` as `shape` (its shape broadcast to it): 0 along broadcast dims.
 Shape broadcast_strides(const Tensor& t, const Shape& shape);
 
