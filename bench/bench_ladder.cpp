@@ -5,6 +5,8 @@
 //   2. Ember's dispatched kernel(s) through the public ops: for convolution, every registered
 //      algorithm that supports the problem, forced by name;
 //   3. on cuda, the vendor library: cuBLAS (GEMM), cuDNN's fastest FMA algorithm (convolution).
+// The float16 GEMM's rungs are the Tensor Core kernels (kernels/cuda/gemm_tc.cu): WMMA, then
+// mma.sync with ldmatrix and a cp.async pipeline, then cuBLAS's cublasGemmStridedBatchedEx.
 // Every rung's output is checked against a float64 reference computed here on the cpu (all
 // outputs, or a fixed sample of them for the large GEMM and convolution); a rung outside the
 // tolerance prints WRONG and the run exits 1. Each rung shows its rate (GFLOP/s, or GB/s of the
@@ -12,7 +14,8 @@
 // around each call after two warm-up calls, median of --reps; on emu the events record host
 // time, so emu rows check the path, they do not measure a GPU.
 //
-//   bench_ladder [--device cuda[:N]|emu[:N]] [--small] [--reps N] [--op gemm,conv,reduce,bn]
+//   bench_ladder [--device cuda[:N]|emu[:N]] [--small] [--reps N]
+//                [--op gemm,gemm16,conv,reduce,bn]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -51,12 +54,12 @@ struct Options {
   Device device{DeviceType::CUDA, 0};
   bool small = false;
   int reps = 10;
-  std::vector<std::string> ops{"gemm", "conv", "reduce", "bn"};
+  std::vector<std::string> ops{"gemm", "gemm16", "conv", "reduce", "bn"};
 };
 
-// The v1 launchers of the tensor's device type (cuda only in builds with nvcc).
+// The plain rungs' launchers of the tensor's device type (cuda only in builds with nvcc).
 struct V1 {
-  decltype(&kernels::emu::gemm_v1) gemm;
+  decltype(&kernels::emu::gemm_v1) gemm, gemm_v2, gemm_tiled;
   decltype(&kernels::emu::conv2d_fwd_v1) conv2d_fwd;
   decltype(&kernels::emu::reduce_sum_v1_workspace_floats) reduce_workspace;
   decltype(&kernels::emu::reduce_sum_v1) reduce_sum;
@@ -65,13 +68,21 @@ struct V1 {
 V1 v1_for(Device d) {
 #if EMBER_HAVE_CUDA
   if (d.is_cuda())
-    return {kernels::cuda::gemm_v1, kernels::cuda::conv2d_fwd_v1,
-            kernels::cuda::reduce_sum_v1_workspace_floats, kernels::cuda::reduce_sum_v1,
+    return {kernels::cuda::gemm_v1,
+            kernels::cuda::gemm_v2,
+            kernels::cuda::gemm_tiled_f32,
+            kernels::cuda::conv2d_fwd_v1,
+            kernels::cuda::reduce_sum_v1_workspace_floats,
+            kernels::cuda::reduce_sum_v1,
             kernels::cuda::batch_norm_fwd_v1};
 #endif
   (void)d;
-  return {kernels::emu::gemm_v1, kernels::emu::conv2d_fwd_v1,
-          kernels::emu::reduce_sum_v1_workspace_floats, kernels::emu::reduce_sum_v1,
+  return {kernels::emu::gemm_v1,
+          kernels::emu::gemm_v2,
+          kernels::emu::gemm_tiled_f32,
+          kernels::emu::conv2d_fwd_v1,
+          kernels::emu::reduce_sum_v1_workspace_floats,
+          kernels::emu::reduce_sum_v1,
           kernels::emu::batch_norm_fwd_v1};
 }
 
@@ -88,6 +99,7 @@ class Bench {
     bool ok = true;
     for (const std::string& op : o_.ops) {
       if (op == "gemm") ok = gemm() && ok;
+      if (op == "gemm16") ok = gemm_half() && ok;
       if (op == "conv") ok = conv() && ok;
       if (op == "reduce") ok = reduce() && ok;
       if (op == "bn") ok = batch_norm() && ok;
@@ -100,12 +112,14 @@ class Bench {
   Tensor randn_on(const Shape& s) { return randn(s, {kFloat32, o_.device}, &gen_); }
   gpu::Stream stream() const { return gpu::current_stream(o_.device); }
 
-  // C = A B, [m, k] x [k, n]. Error at each checked entry: |c - ref| / sum_p |a_ip b_pj|.
-  bool gemm() {
-    const int64_t m = o_.small ? 61 : 4096, n = o_.small ? 67 : 4096, k = o_.small ? 53 : 4096;
-    const Tensor a = randn_on({m, k}), b = randn_on({k, n});
+  // The error of a product C = A B ([m, k] x [k, n], row-major) at `samples` sampled entries:
+  // the worst |c - ref| / sum_p |a_ip b_pj|, against float64 sums of A's and B's values.
+  static std::function<double(const std::vector<float>&)> gemm_error(const Tensor& a,
+                                                                     const Tensor& b,
+                                                                     int64_t samples) {
+    const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
     const std::vector<float> ha = a.to_vector<float>(), hb = b.to_vector<float>();
-    const std::vector<int64_t> at = sample_positions(m * n, 4096);
+    const std::vector<int64_t> at = sample_positions(m * n, samples);
     std::vector<double> ref(at.size()), mag(at.size());
     for (size_t e = 0; e < at.size(); ++e) {
       const int64_t i = at[e] / n, j = at[e] % n;
@@ -115,29 +129,72 @@ class Bench {
         mag[e] += std::fabs(t);
       }
     }
-    auto error = [&](const std::vector<float>& c) {
+    return [at, ref, mag](const std::vector<float>& c) {
       double worst = 0;
       for (size_t e = 0; e < at.size(); ++e)
         worst = std::max(worst, std::fabs(c[at[e]] - ref[e]) / std::max(mag[e], 1e-30));
       return worst;
     };
+  }
+
+  // C = A B, [m, k] x [k, n]. Error at each checked entry: |c - ref| / sum_p |a_ip b_pj|.
+  bool gemm() {
+    const int64_t m = o_.small ? 61 : 4096, n = o_.small ? 67 : 4096, k = o_.small ? 53 : 4096;
+    const Tensor a = randn_on({m, k}), b = randn_on({k, n});
+    const auto error = gemm_error(a, b, 4096);
     Ladder l("gemm fp32 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                  " on " + o_.device.str(),
              "GFLOP/s", 2.0 * m * n * k, 1e-5, error);
     Tensor c = empty({m, n}, {kFloat32, o_.device});
     l.rung(o_.device, o_.reps, "v1: one thread per output", false, &c,
            [&] { v1_.gemm(m, n, k, f32(a), f32(b), f32(c), stream()); });
+    l.rung(o_.device, o_.reps, "v2: 16x16 shared-memory tiles", false, &c,
+           [&] { v1_.gemm_v2(m, n, k, f32(a), f32(b), f32(c), stream()); });
+    l.rung(o_.device, o_.reps, "v3: 64x64 tiles, 4x4 registers/thread", false, &c,
+           [&] { v1_.gemm_tiled(m, n, k, f32(a), f32(b), f32(c), stream()); });
     Tensor out;
     const auto matmul_rung = [&](const std::string& name, ops::GpuGemm g, bool vendor) {
       ops::set_gpu_gemm(g);
       l.rung(o_.device, o_.reps, name, vendor, &out, [&] { out = ops::matmul(a, b); });
       ops::set_gpu_gemm(ops::GpuGemm::automatic);
     };
-    matmul_rung("ember: tiled GEMM (ops::matmul)", ops::GpuGemm::ember, false);
+    matmul_rung("v4 ember: + float4 loads, double buffer", ops::GpuGemm::ember, false);
     if (cuda_ && ops::gpu_gemm_has_cublas())
       matmul_rung("cuBLAS SGEMM (ops::matmul, no TF32)", ops::GpuGemm::cublas, true);
     else
       l.skip("cuBLAS SGEMM", true, cuda_ ? "built without cuBLAS" : "cuda only");
+    return l.print();
+  }
+
+  // C = A B in float16 (float32 accumulation), [m, k] x [k, n] at 8192^3 (H200's cuBLAS: about
+  // 790 TFLOP/s). Error as gemm()'s, against the float64 product of the float16 inputs.
+  bool gemm_half() {
+    const int64_t m = o_.small ? 61 : 8192, n = o_.small ? 67 : 8192, k = o_.small ? 53 : 8192;
+    const Tensor a = randn_on({m, k}).to(kFloat16), b = randn_on({k, n}).to(kFloat16);
+    const auto error = gemm_error(a, b, 1024);
+    // float16's rounding of the result (2^-11 of |c| <= the magnitude) and float32 sums.
+    Ladder l("gemm fp16 (fp32 accumulate) " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                 std::to_string(k) + " on " + o_.device.str(),
+             "GFLOP/s", 2.0 * m * n * k, 1e-3, error);
+    Tensor out;
+    const auto tc_rung = [&](const std::string& name, kernels::TcKernel kernel) {
+      ops::set_gpu_gemm(ops::GpuGemm::ember);
+      ops::set_tc_gemm(kernel);
+      l.rung(o_.device, o_.reps, name, false, &out, [&] { out = ops::matmul(a, b); });
+      ops::set_tc_gemm(kernels::TcKernel::automatic);
+      ops::set_gpu_gemm(ops::GpuGemm::automatic);
+    };
+    tc_rung("wmma: 64x64 tiles, plain loads", kernels::TcKernel::wmma);
+    tc_rung("mma.sync + ldmatrix + cp.async x3", kernels::TcKernel::mma_sync);
+    l.skip("wgmma (sm_90a)", false, "not in Ember yet");
+    if (cuda_ && ops::gpu_gemm_has_cublas()) {
+      ops::set_gpu_gemm(ops::GpuGemm::cublas);
+      l.rung(o_.device, o_.reps, "cuBLAS GemmEx (CUBLAS_COMPUTE_32F)", true, &out,
+             [&] { out = ops::matmul(a, b); });
+      ops::set_gpu_gemm(ops::GpuGemm::automatic);
+    } else {
+      l.skip("cuBLAS GemmEx", true, cuda_ ? "built without cuBLAS" : "cuda only");
+    }
     return l.print();
   }
 
@@ -279,7 +336,7 @@ int main(int argc, char** argv) {
   app.add_option("--op", o.ops, "ops to run, comma-separated")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember({"gemm", "conv", "reduce", "bn"}));
+      ->check(CLI::IsMember({"gemm", "gemm16", "conv", "reduce", "bn"}));
   CLI11_PARSE(app, argc, argv);
   o.device = Device::parse(device);
   if (o.device.is_emu() && !o.small) {

@@ -52,6 +52,14 @@ struct ConvShape {
   }
 };
 
+// The Tensor Core implicit GEMM (kernels/cuda/conv2d_tc.cu), float16/bfloat16 with float32
+// accumulation: conv2d_tc(t, s, d, a, b, bias, out, stream) computes direction d from
+// a, b = (x, w) forward (out y, + bias[k] when bias is not null, all in t), (dy, w) backward-data
+// (out dx in t), (dy, x) backward-filter (out dw in float32); layouts as above, any geometry and
+// groups. conv2d_tc_supports(t, s, d) is "" where it runs, else why not (not float16/bfloat16;
+// bfloat16 before sm_80; the cpu has no Tensor Cores); conv2d_tc throws std::invalid_argument
+// (GPU) or DTypeError (cpu) with that reason.
+
 // How the implicit GEMM computes one direction on a device: what the table's
 // conv2d_implicit_gemm_plan answers, from the rules its kernels run by (kernels/cuda/
 // conv2d_implicit_gemm.cu, Note [Choosing the tile], says why they are what they are).

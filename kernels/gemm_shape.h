@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/elementwise_shape.h"
+#include "runtime/dtype.h"
 
 namespace ember::kernels {
 
@@ -52,6 +53,53 @@ struct GemmPlan {
   unsigned grid[3] = {0, 0, 0};
   bool a_along_m = false, b_along_n = false;
   bool a_vec = false, b_vec = false, c_vec = false;
+};
+
+// --- Tensor Core GEMM ---------------------------------------------------------------------
+// C[b] = alpha * A[b] x B[b] + beta * C[b]: A and B float16 or bfloat16 (the same dtype), read
+// through `shape`'s strides (so any transposition), products accumulated in float32, C float32,
+// float16 or bfloat16, contiguous [batch, m, n], rounded to nearest even once. beta == 0 does
+// not read C (it may hold NaN), as BLAS. The kernels (kernels/cuda/gemm_tc.cu):
+//   wmma      nvcuda::wmma m16n16k16 tiles of a 64 x 64 block tile staged through shared memory
+//             by plain loads; any layout;
+//   mma_sync  mma.sync m16n8k16 (two m16n8k8 on sm_75) fed by ldmatrix from a 3-stage cp.async
+//             pipeline when each operand has a unit stride along one matrix dim, 16-byte aligned
+//             (base, leading dimension and batch strides multiples of 8 elements); otherwise the
+//             same pipeline filled by plain loads;
+//   cpu       the cpu's: the float32 product of widened copies (Eigen), then alpha, beta and the
+//             rounding of the others.
+// The entries: gemm_tc_batched(g, a, b, c, stream) runs gemm_tc_plan(g, a, b, c).
+// requires: g.in f16 or bf16, g.out f32, f16 or bf16; C not aliasing A or B; the kernel asked
+//           for (g.kernel) supported where it runs (gemm_tc_plan says; bf16 needs sm_80).
+// throws:   std::invalid_argument (GPU) or DTypeError (cpu) otherwise, with plan.why.
+enum class TcKernel : uint8_t { automatic, wmma, mma_sync, cpu };
+
+// "auto", "wmma", "mma_sync", "cpu".
+inline const char* tc_kernel_name(TcKernel k) {
+  const char* names[] = {"auto", "wmma", "mma_sync", "cpu"};
+  return names[static_cast<int>(k)];
+}
+
+struct TcGemm {
+  GemmShape shape;
+  DType in = DType::f16, out = DType::f32;
+  float alpha = 1.0f, beta = 0.0f;
+  TcKernel kernel = TcKernel::automatic;  // what to run; automatic: the plan picks
+};
+
+// What gemm_tc_batched runs: `kernel` (never automatic) with a bm x bn block tile of `threads`
+// threads over `grid` (as GemmPlan's), `stages` shared-memory stages of bk, and for mma_sync
+// which operand layouts the shared tiles keep (a_k_major: A's rows along K, as row-major A;
+// b_k_major: B's columns along K, as column-major B) and which operands cp.async copies
+// (a_async, b_async; the others are staged by plain loads). supported == false: nothing runs, `why`
+// says what is missing. An empty product (m, n or batch 0) is supported with an empty grid.
+struct TcGemmPlan {
+  bool supported = false;
+  const char* why = "";
+  TcKernel kernel = TcKernel::automatic;
+  int bm = 0, bn = 0, bk = 0, stages = 0, threads = 0;
+  unsigned grid[3] = {0, 0, 0};
+  bool a_k_major = false, b_k_major = false, a_async = false, b_async = false;
 };
 
 }  // namespace ember::kernels

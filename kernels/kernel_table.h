@@ -41,146 +41,153 @@ namespace ember::kernels {
 using Stream = ::ember::gpu::Stream;
 
 // X(name, return type, (parameters)).
-#define EMBER_KERNEL_LIST(X)                                                                      \
-  /* elementwise, copies and random fills (kernels/elementwise_shape.h) */                        \
-  X(binary_contiguous, void,                                                                      \
-    (BinaryOp op, DType t, int64_t n, void* out, const void* a, const void* b, Stream stream))    \
-  X(binary_strided, void,                                                                         \
-    (BinaryOp op, DType t, const StridedIndex<2>& index, void* out, const void* a, const void* b, \
-     Stream stream))                                                                              \
-  X(unary_contiguous, void,                                                                       \
-    (UnaryOp op, DType t, const UnaryParams& p, int64_t n, void* out, const void* a,              \
-     Stream stream))                                                                              \
-  X(unary_strided, void,                                                                          \
-    (UnaryOp op, DType t, const UnaryParams& p, const StridedIndex<1>& index, void* out,          \
-     const void* a, Stream stream))                                                               \
-  X(where_strided, void,                                                                          \
-    (DType t, const StridedIndex<3>& index, void* out, const bool* cond, const void* a,           \
-     const void* b, Stream stream))                                                               \
-  X(copy_strided, void,                                                                           \
-    (DType dst_t, DType src_t, const StridedIndex<2>& index, void* dst, const void* src,          \
-     Stream stream))                                                                              \
-  X(random_fill, void,                                                                            \
-    (RandomDist dist, DType t, int64_t n, void* out, uint64_t seed, uint64_t offset, double a,    \
-     double b, Stream stream))                                                                    \
-  /* reductions (kernels/reduce_shape.h), matrix products (kernels/gemm_shape.h) */               \
-  X(reduce, void,                                                                                 \
-    (ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, Stream stream))       \
-  X(gemm_batched, void,                                                                           \
-    (DType t, const GemmShape& s, const void* a, const void* b, void* c, Stream stream))          \
-  X(gemm_plan, GemmPlan,                                                                          \
-    (DType t, const GemmShape& s, const void* a, const void* b, const void* c))                   \
-  /* optimiser updates (kernels/optim_shape.h) */                                                 \
-  X(sgd_step, void,                                                                               \
-    (DType t, void* p, const void* g, void* buf, int64_t n, const SgdParams& s, Stream stream))   \
-  X(adam_step, void,                                                                              \
-    (DType t, void* p, const void* g, void* m, void* v, int64_t n, const AdamParams& s,           \
-     Stream stream))                                                                              \
-  /* the loss scaler (kernels/amp_shape.h) */                                                     \
-  X(amp_unscale, void,                                                                            \
-    (DType t, void* g, int64_t n, float* found_inf, const float* scale, Stream stream))           \
-  X(amp_update_scale, void,                                                                       \
-    (float* scale, int32_t* tracker, const float* found_inf, double growth, double backoff,       \
-     int64_t interval, Stream stream))                                                            \
-  X(amp_count_step, void, (double* step, const float* found_inf, Stream stream))                  \
-  /* convolution (kernels/conv_shape.h) */                                                        \
-  X(conv2d_fwd_direct, void,                                                                      \
-    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,        \
-     Stream stream))                                                                              \
-  X(conv2d_bwd_data_direct, void,                                                                 \
-    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, Stream stream))        \
-  X(conv2d_bwd_filter_direct, void,                                                               \
-    (DType t, const ConvShape& s, const void* dy, const void* x, void* dw, Stream stream))        \
-  X(conv2d_implicit_gemm_supports, bool,                                                          \
-    (DType t, const ConvShape& s, ConvDirection d, const char** why))                             \
-  X(conv2d_implicit_gemm_workspace_bytes, size_t, (DType t, const ConvShape& s, ConvDirection d)) \
-  X(conv2d_implicit_gemm_plan, ConvGemmPlan, (DType t, const ConvShape& s, ConvDirection d))      \
-  X(conv2d_fwd_implicit_gemm, void,                                                               \
-    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,        \
-     void* workspace, size_t workspace_bytes, Stream stream))                                     \
-  X(conv2d_bwd_data_implicit_gemm, void,                                                          \
-    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, void* workspace,       \
-     size_t workspace_bytes, Stream stream))                                                      \
-  X(conv2d_bwd_filter_implicit_gemm, void,                                                        \
-    (DType t, const ConvShape& s, const void* dy, const void* x, void* dw, void* workspace,       \
-     size_t workspace_bytes, Stream stream))                                                      \
-  /* Winograd F(2x2, 3x3) and F(4x4, 3x3), non-fused (kernels/winograd_shape.h) */                \
-  X(conv2d_fwd_winograd, void,                                                                    \
-    (DType t, WinogradTile tile, const ConvShape& s, const void* x, const void* w,                \
-     const void* bias, void* y, void* workspace, size_t workspace_bytes, Stream stream))          \
-  X(conv2d_bwd_data_winograd, void,                                                               \
-    (DType t, WinogradTile tile, const ConvShape& s, const void* dy, const void* w, void* dx,     \
-     void* workspace, size_t workspace_bytes, Stream stream))                                     \
-  /* FFT convolution (kernels/conv_fft_plan.h): forward and backward-data */                      \
-  X(conv2d_fft_supports, bool, (DType t, const ConvShape& s, ConvDirection d, const char** why))  \
-  X(conv2d_fft_plan, ConvFftPlan, (DType t, const ConvShape& s, ConvDirection d))                 \
-  X(conv2d_fft_workspace_bytes, size_t, (DType t, const ConvShape& s, ConvDirection d))           \
-  X(conv2d_fwd_fft, void,                                                                         \
-    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,        \
-     void* workspace, size_t workspace_bytes, Stream stream))                                     \
-  X(conv2d_bwd_data_fft, void,                                                                    \
-    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, void* workspace,       \
-     size_t workspace_bytes, Stream stream))                                                      \
-  X(conv2d_fft_tiles, void,                                                                       \
-    (DType t, int tile, int64_t count, bool inverse, const void* in, void* out, Stream stream))   \
-  /* pooling (kernels/pool_shape.h) */                                                            \
-  X(max_pool2d_fwd, void,                                                                         \
-    (DType t, const PoolShape& s, const void* x, void* y, int64_t* idx, Stream stream))           \
-  X(max_pool2d_bwd_workspace_bytes, size_t, (const PoolShape& s))                                 \
-  X(max_pool2d_bwd, void,                                                                         \
-    (DType t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,                   \
-     int64_t* workspace, Stream stream))                                                          \
-  X(avg_pool2d_fwd, void, (DType t, const PoolShape& s, const void* x, void* y, Stream stream))   \
-  X(avg_pool2d_bwd, void, (DType t, const PoolShape& s, const void* dy, void* dx, Stream stream)) \
-  X(adaptive_avg_pool2d_fwd, void,                                                                \
-    (DType t, const PoolShape& s, const void* x, void* y, Stream stream))                         \
-  X(adaptive_avg_pool2d_bwd, void,                                                                \
-    (DType t, const PoolShape& s, const void* dy, void* dx, Stream stream))                       \
-  /* batch norm (kernels/batch_norm_shape.h) */                                                   \
-  X(batch_norm_workspace_bytes, size_t, (const BatchNormShape& s))                                \
-  X(batch_norm_fwd, void,                                                                         \
-    (DType t, const BatchNormShape& s, const BatchNormParams& p, const void* x,                   \
-     const void* weight, const void* bias, void* running_mean, void* running_var, void* y,        \
-     void* save_mean, void* save_invstd, double* workspace, Stream stream))                       \
-  X(batch_norm_bwd, void,                                                                         \
-    (DType t, const BatchNormShape& s, bool training, const void* x, const void* dy,              \
-     const void* weight, const void* save_mean, const void* save_invstd, void* dx, void* dweight, \
-     void* dbias, double* workspace, Stream stream))                                              \
-  /* activations (kernels/activation_math.h), softmax (kernels/softmax_shape.h) */                \
-  X(activation_fwd, void,                                                                         \
-    (Activation act, DType t, const ActivationParams& p, int64_t n, const void* x, void* y,       \
-     Stream stream))                                                                              \
-  X(activation_bwd, void,                                                                         \
-    (Activation act, DType t, const ActivationParams& p, int64_t n, const void* saved,            \
-     const void* dy, void* dx, Stream stream))                                                    \
-  X(softmax_fwd, void,                                                                            \
-    (DType t, const SoftmaxShape& s, bool log, const void* x, void* y, Stream stream))            \
-  X(softmax_bwd, void,                                                                            \
-    (DType t, const SoftmaxShape& s, bool log, const void* y, const void* dy, void* dx,           \
-     Stream stream))                                                                              \
-  /* losses (kernels/loss_shape.h) */                                                             \
-  X(nll_workspace_bytes, size_t, (const NllShape& s))                                             \
-  X(cross_entropy_fwd, void,                                                                      \
-    (DType t, const NllShape& s, const void* logits, const int64_t* target, void* log_probs,      \
-     void* loss, double* workspace, double divisor, void* total, Stream stream))                  \
-  X(nll_fwd, void,                                                                                \
-    (DType t, const NllShape& s, const void* log_probs, const int64_t* target, void* loss,        \
-     double* workspace, double divisor, void* total, Stream stream))                              \
-  X(nll_bwd, void,                                                                                \
-    (DType t, const NllShape& s, bool fused, const void* log_probs, const int64_t* target,        \
-     const void* grad, int64_t grad_stride, double scale, void* dx, Stream stream))               \
-  X(mse_workspace_bytes, size_t, (int64_t n))                                                     \
-  X(mse_fwd, void,                                                                                \
-    (DType t, int64_t n, const void* x, const void* y, void* loss, double* workspace,             \
-     double divisor, void* total, Stream stream))                                                 \
-  X(mse_bwd, void,                                                                                \
-    (DType t, int64_t n, const void* x, const void* y, const void* grad, int64_t grad_stride,     \
-     double scale, void* dx, Stream stream))                                                      \
-  /* dropout (kernels/dropout_math.h) */                                                          \
-  X(dropout_fwd, void,                                                                            \
-    (DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale, const void* x,   \
-     bool* mask, void* y, Stream stream))                                                         \
-  X(dropout_bwd, void,                                                                            \
+#define EMBER_KERNEL_LIST(X)                                                                       \
+  /* elementwise, copies and random fills (kernels/elementwise_shape.h) */                         \
+  X(binary_contiguous, void,                                                                       \
+    (BinaryOp op, DType t, int64_t n, void* out, const void* a, const void* b, Stream stream))     \
+  X(binary_strided, void,                                                                          \
+    (BinaryOp op, DType t, const StridedIndex<2>& index, void* out, const void* a, const void* b,  \
+     Stream stream))                                                                               \
+  X(unary_contiguous, void,                                                                        \
+    (UnaryOp op, DType t, const UnaryParams& p, int64_t n, void* out, const void* a,               \
+     Stream stream))                                                                               \
+  X(unary_strided, void,                                                                           \
+    (UnaryOp op, DType t, const UnaryParams& p, const StridedIndex<1>& index, void* out,           \
+     const void* a, Stream stream))                                                                \
+  X(where_strided, void,                                                                           \
+    (DType t, const StridedIndex<3>& index, void* out, const bool* cond, const void* a,            \
+     const void* b, Stream stream))                                                                \
+  X(copy_strided, void,                                                                            \
+    (DType dst_t, DType src_t, const StridedIndex<2>& index, void* dst, const void* src,           \
+     Stream stream))                                                                               \
+  X(random_fill, void,                                                                             \
+    (RandomDist dist, DType t, int64_t n, void* out, uint64_t seed, uint64_t offset, double a,     \
+     double b, Stream stream))                                                                     \
+  /* reductions (kernels/reduce_shape.h), matrix products (kernels/gemm_shape.h) */                \
+  X(reduce, void,                                                                                  \
+    (ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, Stream stream))        \
+  X(gemm_batched, void,                                                                            \
+    (DType t, const GemmShape& s, const void* a, const void* b, void* c, Stream stream))           \
+  X(gemm_plan, GemmPlan,                                                                           \
+    (DType t, const GemmShape& s, const void* a, const void* b, const void* c))                    \
+  X(gemm_tc_batched, void,                                                                         \
+    (const TcGemm& g, const void* a, const void* b, void* c, Stream stream))                       \
+  X(gemm_tc_plan, TcGemmPlan, (const TcGemm& g, const void* a, const void* b, const void* c))      \
+  /* optimiser updates (kernels/optim_shape.h) */                                                  \
+  X(sgd_step, void,                                                                                \
+    (DType t, void* p, const void* g, void* buf, int64_t n, const SgdParams& s, Stream stream))    \
+  X(adam_step, void,                                                                               \
+    (DType t, void* p, const void* g, void* m, void* v, int64_t n, const AdamParams& s,            \
+     Stream stream))                                                                               \
+  /* the loss scaler (kernels/amp_shape.h) */                                                      \
+  X(amp_unscale, void,                                                                             \
+    (DType t, void* g, int64_t n, float* found_inf, const float* scale, Stream stream))            \
+  X(amp_update_scale, void,                                                                        \
+    (float* scale, int32_t* tracker, const float* found_inf, double growth, double backoff,        \
+     int64_t interval, Stream stream))                                                             \
+  X(amp_count_step, void, (double* step, const float* found_inf, Stream stream))                   \
+  /* convolution (kernels/conv_shape.h) */                                                         \
+  X(conv2d_fwd_direct, void,                                                                       \
+    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,         \
+     Stream stream))                                                                               \
+  X(conv2d_bwd_data_direct, void,                                                                  \
+    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, Stream stream))         \
+  X(conv2d_bwd_filter_direct, void,                                                                \
+    (DType t, const ConvShape& s, const void* dy, const void* x, void* dw, Stream stream))         \
+  X(conv2d_tc_supports, const char*, (DType t, const ConvShape& s, ConvDirection d))               \
+  X(conv2d_tc, void,                                                                               \
+    (DType t, const ConvShape& s, ConvDirection d, const void* a, const void* b, const void* bias, \
+     void* out, Stream stream))                                                                    \
+  X(conv2d_implicit_gemm_supports, bool,                                                           \
+    (DType t, const ConvShape& s, ConvDirection d, const char** why))                              \
+  X(conv2d_implicit_gemm_workspace_bytes, size_t, (DType t, const ConvShape& s, ConvDirection d))  \
+  X(conv2d_implicit_gemm_plan, ConvGemmPlan, (DType t, const ConvShape& s, ConvDirection d))       \
+  X(conv2d_fwd_implicit_gemm, void,                                                                \
+    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,         \
+     void* workspace, size_t workspace_bytes, Stream stream))                                      \
+  X(conv2d_bwd_data_implicit_gemm, void,                                                           \
+    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, void* workspace,        \
+     size_t workspace_bytes, Stream stream))                                                       \
+  X(conv2d_bwd_filter_implicit_gemm, void,                                                         \
+    (DType t, const ConvShape& s, const void* dy, const void* x, void* dw, void* workspace,        \
+     size_t workspace_bytes, Stream stream))                                                       \
+  /* Winograd F(2x2, 3x3) and F(4x4, 3x3), non-fused (kernels/winograd_shape.h) */                 \
+  X(conv2d_fwd_winograd, void,                                                                     \
+    (DType t, WinogradTile tile, const ConvShape& s, const void* x, const void* w,                 \
+     const void* bias, void* y, void* workspace, size_t workspace_bytes, Stream stream))           \
+  X(conv2d_bwd_data_winograd, void,                                                                \
+    (DType t, WinogradTile tile, const ConvShape& s, const void* dy, const void* w, void* dx,      \
+     void* workspace, size_t workspace_bytes, Stream stream))                                      \
+  /* FFT convolution (kernels/conv_fft_plan.h): forward and backward-data */                       \
+  X(conv2d_fft_supports, bool, (DType t, const ConvShape& s, ConvDirection d, const char** why))   \
+  X(conv2d_fft_plan, ConvFftPlan, (DType t, const ConvShape& s, ConvDirection d))                  \
+  X(conv2d_fft_workspace_bytes, size_t, (DType t, const ConvShape& s, ConvDirection d))            \
+  X(conv2d_fwd_fft, void,                                                                          \
+    (DType t, const ConvShape& s, const void* x, const void* w, const void* bias, void* y,         \
+     void* workspace, size_t workspace_bytes, Stream stream))                                      \
+  X(conv2d_bwd_data_fft, void,                                                                     \
+    (DType t, const ConvShape& s, const void* dy, const void* w, void* dx, void* workspace,        \
+     size_t workspace_bytes, Stream stream))                                                       \
+  X(conv2d_fft_tiles, void,                                                                        \
+    (DType t, int tile, int64_t count, bool inverse, const void* in, void* out, Stream stream))    \
+  /* pooling (kernels/pool_shape.h) */                                                             \
+  X(max_pool2d_fwd, void,                                                                          \
+    (DType t, const PoolShape& s, const void* x, void* y, int64_t* idx, Stream stream))            \
+  X(max_pool2d_bwd_workspace_bytes, size_t, (const PoolShape& s))                                  \
+  X(max_pool2d_bwd, void,                                                                          \
+    (DType t, const PoolShape& s, const void* dy, const int64_t* idx, void* dx,                    \
+     int64_t* workspace, Stream stream))                                                           \
+  X(avg_pool2d_fwd, void, (DType t, const PoolShape& s, const void* x, void* y, Stream stream))    \
+  X(avg_pool2d_bwd, void, (DType t, const PoolShape& s, const void* dy, void* dx, Stream stream))  \
+  X(adaptive_avg_pool2d_fwd, void,                                                                 \
+    (DType t, const PoolShape& s, const void* x, void* y, Stream stream))                          \
+  X(adaptive_avg_pool2d_bwd, void,                                                                 \
+    (DType t, const PoolShape& s, const void* dy, void* dx, Stream stream))                        \
+  /* batch norm (kernels/batch_norm_shape.h) */                                                    \
+  X(batch_norm_workspace_bytes, size_t, (const BatchNormShape& s))                                 \
+  X(batch_norm_fwd, void,                                                                          \
+    (DType t, const BatchNormShape& s, const BatchNormParams& p, const void* x,                    \
+     const void* weight, const void* bias, void* running_mean, void* running_var, void* y,         \
+     void* save_mean, void* save_invstd, double* workspace, Stream stream))                        \
+  X(batch_norm_bwd, void,                                                                          \
+    (DType t, const BatchNormShape& s, bool training, const void* x, const void* dy,               \
+     const void* weight, const void* save_mean, const void* save_invstd, void* dx, void* dweight,  \
+     void* dbias, double* workspace, Stream stream))                                               \
+  /* activations (kernels/activation_math.h), softmax (kernels/softmax_shape.h) */                 \
+  X(activation_fwd, void,                                                                          \
+    (Activation act, DType t, const ActivationParams& p, int64_t n, const void* x, void* y,        \
+     Stream stream))                                                                               \
+  X(activation_bwd, void,                                                                          \
+    (Activation act, DType t, const ActivationParams& p, int64_t n, const void* saved,             \
+     const void* dy, void* dx, Stream stream))                                                     \
+  X(softmax_fwd, void,                                                                             \
+    (DType t, const SoftmaxShape& s, bool log, const void* x, void* y, Stream stream))             \
+  X(softmax_bwd, void,                                                                             \
+    (DType t, const SoftmaxShape& s, bool log, const void* y, const void* dy, void* dx,            \
+     Stream stream))                                                                               \
+  /* losses (kernels/loss_shape.h) */                                                              \
+  X(nll_workspace_bytes, size_t, (const NllShape& s))                                              \
+  X(cross_entropy_fwd, void,                                                                       \
+    (DType t, const NllShape& s, const void* logits, const int64_t* target, void* log_probs,       \
+     void* loss, double* workspace, double divisor, void* total, Stream stream))                   \
+  X(nll_fwd, void,                                                                                 \
+    (DType t, const NllShape& s, const void* log_probs, const int64_t* target, void* loss,         \
+     double* workspace, double divisor, void* total, Stream stream))                               \
+  X(nll_bwd, void,                                                                                 \
+    (DType t, const NllShape& s, bool fused, const void* log_probs, const int64_t* target,         \
+     const void* grad, int64_t grad_stride, double scale, void* dx, Stream stream))                \
+  X(mse_workspace_bytes, size_t, (int64_t n))                                                      \
+  X(mse_fwd, void,                                                                                 \
+    (DType t, int64_t n, const void* x, const void* y, void* loss, double* workspace,              \
+     double divisor, void* total, Stream stream))                                                  \
+  X(mse_bwd, void,                                                                                 \
+    (DType t, int64_t n, const void* x, const void* y, const void* grad, int64_t grad_stride,      \
+     double scale, void* dx, Stream stream))                                                       \
+  /* dropout (kernels/dropout_math.h) */                                                           \
+  X(dropout_fwd, void,                                                                             \
+    (DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale, const void* x,    \
+     bool* mask, void* y, Stream stream))                                                          \
+  X(dropout_bwd, void,                                                                             \
     (DType t, int64_t n, double scale, const bool* mask, const void* dy, void* dx, Stream stream))
 
 #define EMBER_KERNEL_DECLARE(name, ret, params) ret name params;

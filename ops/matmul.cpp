@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 #include "ember/build_config.h"
@@ -19,11 +20,12 @@
 namespace ember::ops {
 
 using kernels::GemmShape;
+using kernels::TcKernel;
 
 namespace {
 
-// -1: not set through the API, EMBER_GEMM decides.
-std::atomic<int> g_gemm_api{-1};
+// -1: not set through the API, EMBER_GEMM (EMBER_GEMM_TC) decides.
+std::atomic<int> g_gemm_api{-1}, g_tc_api{-1};
 
 GpuGemm gemm_from_env() {
   const char* v = std::getenv("EMBER_GEMM");
@@ -33,23 +35,79 @@ GpuGemm gemm_from_env() {
   EMBER_THROW(ValueError, "EMBER_GEMM: expected ember, cublas or auto, got '", v, "'");
 }
 
-// Runs C = A x B on `d` through the chosen GEMM: cuBLAS, a library backend that exists on cuda
-// only, or the device's own kernel.
+TcKernel tc_from_env() {
+  const char* v = std::getenv("EMBER_GEMM_TC");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) return TcKernel::automatic;
+  if (std::strcmp(v, "wmma") == 0) return TcKernel::wmma;
+  if (std::strcmp(v, "mma_sync") == 0) return TcKernel::mma_sync;
+  EMBER_THROW(ValueError, "EMBER_GEMM_TC: expected wmma, mma_sync or auto, got '", v, "'");
+}
+
+// Whether cuBLAS runs a product of `g`'s shape on `d` (cuda, cuBLAS chosen or automatic, and a
+// layout it takes).
+bool on_cublas(const char* op, Device d, const GemmShape& g) {
+  if (!d.is_cuda()) return false;
+  const GpuGemm choice = gpu_gemm();
+  EMBER_CHECK_DEVICE(choice != GpuGemm::cublas || gpu_gemm_has_cublas(), op,
+                     ": EMBER_GEMM=cublas, but this build of Ember has no cuBLAS (rebuild "
+                     "with cuBLAS found, or set EMBER_GEMM=ember)");
+#if EMBER_HAVE_CUBLAS
+  return choice != GpuGemm::ember && cublas::gemm_supported(g);
+#else
+  (void)g;
+  return false;
+#endif
+}
+
+// Runs C = A x B (float32 or float64) on `d` through cuBLAS or the device's own kernel.
 void gemm_run(const char* op, DType t, Device d, const GemmShape& g, const void* a, const void* b,
               void* c) {
-  if (d.is_cuda()) {
-    const GpuGemm choice = gpu_gemm();
-    EMBER_CHECK_DEVICE(choice != GpuGemm::cublas || gpu_gemm_has_cublas(), op,
-                       ": EMBER_GEMM=cublas, but this build of Ember has no cuBLAS (rebuild "
-                       "with cuBLAS found, or set EMBER_GEMM=ember)");
+  if (on_cublas(op, d, g)) {
 #if EMBER_HAVE_CUBLAS
-    if (choice != GpuGemm::ember && cublas::gemm_supported(g)) {
-      cublas::gemm_batched(t, g, a, b, c, d.index, stream_of(d));
-      return;
-    }
+    return cublas::gemm_batched(t, g, a, b, c, d.index, stream_of(d));
 #endif
   }
   kernels_for(d).gemm_batched(t, g, a, b, c, stream_of(d));
+}
+
+// Note [Half products]: a float16 or bfloat16 product accumulates in float32 and rounds once to
+// the operands' dtype. cuBLAS runs it on cuda where it runs float32 products; otherwise the
+// device's gemm_tc kernel: Ember's Tensor Core kernels on cuda and emu (tc_gemm() says which),
+// the float32 product of widened copies on the cpu. Where no Tensor Core kernel can run it
+// (bfloat16 before sm_80) the automatic choice falls back to the float32 product of widened
+// copies (returns false), said once under EMBER_LOG=select; a kernel asked for by name is an
+// error instead.
+bool gemm_half(const char* op, const Tensor& a, const Tensor& b, const GemmShape& g, Tensor& out) {
+  const Device d = a.device();
+  kernels::TcGemm tc;
+  tc.shape = g;
+  tc.in = tc.out = a.dtype();
+  if (on_cublas(op, d, g)) {
+#if EMBER_HAVE_CUBLAS
+    cublas::gemm_tc(tc, a.data_ptr(), b.data_ptr(), out.data_ptr(), d.index, stream_of(d));
+    return true;
+#endif
+  }
+  if (d.is_gpu_like()) tc.kernel = tc_gemm();
+  const kernels::KernelTable& k = kernels_for(d);
+  const kernels::TcGemmPlan p = k.gemm_tc_plan(tc, a.data_ptr(), b.data_ptr(), out.data_ptr());
+  static std::atomic<bool> said[3][4] = {};  // [device type][kernel], under EMBER_LOG=select
+  const bool say =
+      log_select() && !said[static_cast<int>(d.type)][static_cast<int>(p.kernel)].exchange(true);
+  if (!p.supported) {
+    EMBER_CHECK_DEVICE(tc.kernel == TcKernel::automatic, op,
+                       ": EMBER_GEMM_TC=", kernels::tc_kernel_name(tc.kernel), " cannot run a ",
+                       a.dtype(), " product on ", d.str(), ": ", p.why);
+    if (say)
+      std::cerr << "ember select: " << op << " " << a.dtype() << " on " << d.str()
+                << " -> the float32 product of widened copies (" << p.why << ")\n";
+    return false;
+  }
+  if (say)
+    std::cerr << "ember select: " << op << " " << a.dtype() << " on " << d.str() << " -> "
+              << kernels::tc_kernel_name(p.kernel) << " (" << p.bm << " x " << p.bn << " tiles)\n";
+  k.gemm_tc_batched(tc, a.data_ptr(), b.data_ptr(), out.data_ptr(), stream_of(d));
+  return true;
 }
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
@@ -64,11 +122,6 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
 // a: [..., m, k], b: [..., k, n] (both at least 2-D) -> [broadcast batch..., m, n].
 Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& shown_a,
                const Shape& shown_b) {
-  if (is_half(a.dtype())) {
-    // Until the Tensor Core GEMM serves them, half products are the float32 GEMM of widened
-    // copies, rounded once (Note [Widened half ops] in ops/dispatch.h).
-    return batched(op, a.to(kFloat32), b.to(kFloat32), shown_a, shown_b).to(a.dtype());
-  }
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   EMBER_CHECK_SHAPE(b.size(-2) == k, op, ": inner sizes differ: shapes ", shown_a, " and ", shown_b,
                     " cannot be multiplied (expected b's dim -2 to be ", k, ", got ", b.size(-2),
@@ -106,6 +159,10 @@ Tensor batched(const char* op, const Tensor& a, const Tensor& b, const Shape& sh
     return batched(op, ac, bc, shown_a, shown_b);
   }
   g.a_row = a.stride(-2), g.a_col = a.stride(-1), g.b_row = b.stride(-2), g.b_col = b.stride(-1);
+  if (is_half(a.dtype())) {
+    if (gemm_half(op, a, b, g, out)) return out;
+    return batched(op, a.to(kFloat32), b.to(kFloat32), shown_a, shown_b).to(a.dtype());
+  }
   gemm_run(op, a.dtype(), a.device(), g, a.data_ptr(), b.data_ptr(), out.data_ptr());
   return out;
 }
@@ -137,6 +194,18 @@ const char* gpu_gemm_name(GpuGemm g) {
       return "cublas";
   }
   return "?";
+}
+
+void set_tc_gemm(TcKernel k) {
+  EMBER_CHECK_VALUE(k == TcKernel::automatic || k == TcKernel::wmma || k == TcKernel::mma_sync,
+                    "set_tc_gemm: expected automatic, wmma or mma_sync, got ",
+                    kernels::tc_kernel_name(k));
+  g_tc_api.store(static_cast<int>(k));
+}
+
+TcKernel tc_gemm() {
+  const int v = g_tc_api.load();
+  return v < 0 ? tc_from_env() : static_cast<TcKernel>(v);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

@@ -4,10 +4,16 @@
 // operands are promoted to a row/column and the added dim removed afterwards; for >2-D the
 // leading (batch) dims broadcast. requires: float32 or float64, same dtype and device, inner
 // sizes equal (ShapeError naming both shapes otherwise).
+//
+// float16 and bfloat16 products (Note [Half products] in ops/matmul.cpp) accumulate in float32
+// and round once: on cuda through cuBLAS's cublasGemmStridedBatchedEx (CUBLAS_COMPUTE_32F) or
+// Ember's Tensor Core kernels (kernels/cuda/gemm_tc.cu), on emu through those kernels, on the
+// cpu as the float32 product of widened copies.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/gemm_shape.h"
 #include "runtime/tensor.h"
 
 namespace ember::ops {
@@ -28,6 +34,16 @@ GpuGemm gpu_gemm();
 // Whether this build has the cuBLAS backend.
 bool gpu_gemm_has_cublas();
 const char* gpu_gemm_name(GpuGemm g);
+
+// Which Tensor Core kernel runs half products on cuda (when cuBLAS does not) and emu:
+// automatic (mma_sync), wmma or mma_sync (kernels/gemm_shape.h). EMBER_GEMM_TC=auto|wmma|mma_sync
+// in the environment sets the choice until set_tc_gemm is called. A kernel asked for by name
+// that cannot run a product (bfloat16 before sm_80) is an error; the automatic choice falls
+// back to the float32 product of widened copies, and says so under EMBER_LOG=select.
+// requires: k is automatic, wmma or mma_sync (ValueError otherwise).
+void set_tc_gemm(kernels::TcKernel k);
+// The current choice (from set_tc_gemm, else EMBER_GEMM_TC; ValueError for an unknown value).
+kernels::TcKernel tc_gemm();
 
 Tensor matmul(const Tensor& a, const Tensor& b);
 // 2-D only: [M, K] x [K, N] -> [M, N].

@@ -65,6 +65,16 @@ const implicit_gemm::Ukernels& ukernels_or_throw() {
 
 }  // namespace
 
+// The cpu has no Tensor Cores: its half convolutions are float32 ones of widened copies (ops).
+const char* conv2d_tc_supports(DType, const ConvShape&, ConvDirection) {
+  return "the cpu has no Tensor Cores";
+}
+
+void conv2d_tc(DType, const ConvShape&, ConvDirection, const void*, const void*, const void*, void*,
+               Stream) {
+  EMBER_THROW(DTypeError, "conv2d_tc: the cpu has no Tensor Cores");
+}
+
 bool conv2d_implicit_gemm_supports(DType t, const ConvShape&, ConvDirection, const char** why) {
   if (implicit_gemm::ukernels() == nullptr) {  // every geometry and direction, given the ISA
     thread_local std::string reason;

@@ -37,6 +37,17 @@ inline int multiprocessors() {
 #endif
 }
 
+// The current device's compute capability as major * 10 + minor (the emulator's: 90).
+inline int compute_capability() {
+#if EMBER_EMULATED
+  const gpu::DeviceProps p = gpu::backend(DeviceType::EMU).properties(0);
+  return 10 * p.major + p.minor;
+#else
+  return 10 * device_attribute(cudaDevAttrComputeCapabilityMajor) +
+         device_attribute(cudaDevAttrComputeCapabilityMinor);
+#endif
+}
+
 // The current device's limit on gridDim.y and gridDim.z (CUDA's 65535; the emulator's may be
 // lowered, simt::Options::max_grid_yz): launchers whose blockIdx.y or .z loops past it cap there.
 inline unsigned max_grid_yz() {

@@ -28,6 +28,7 @@
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
+#include "kernels/cuda/ladder_v1.cuh"
 #include "kernels/kernel_table.h"
 
 #include <cstdint>
@@ -411,6 +412,17 @@ void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, voi
     EMBER_LAUNCH(gemm_tiled_kernel<double>, grid, block, 0, stream, s,
                  static_cast<const double*>(a), static_cast<const double*>(b),
                  static_cast<double*>(c));
+}
+
+// The benchmark ladder's third GEMM rung (kernels/cuda/ladder_v1.cuh): the general kernel on
+// row-major float32 operands, whatever layout the fast one would take.
+void gemm_tiled_f32(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
+                    gpu::Stream stream) {
+  if (m == 0 || n == 0) return;
+  GemmShape s;
+  s.m = m, s.n = n, s.k = k, s.a_row = k, s.a_col = 1, s.b_row = n, s.b_col = 1;
+  EMBER_LAUNCH(gemm_tiled_kernel<float>, grid_of((n + kBN - 1) / kBN, (m + kBM - 1) / kBM, 1),
+               dim3(kThreadsX, kThreadsY), 0, stream, s, a, b, c);
 }
 
 }  // namespace ember::kernels::EMBER_KERNEL_NS

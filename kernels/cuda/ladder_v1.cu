@@ -1,7 +1,8 @@
 // "Version 1" of GEMM, convolution, sum reduction and batch norm: each op written the way a
 // textbook writes it first -- one thread per output reading global memory, or a shared-memory
 // tree -- with nothing tuned. bench/bench_ladder times them under Ember's dispatched kernels and
-// the vendor libraries; README.md, "Benchmarks", says what each later rung does better.
+// the vendor libraries; README.md, "Benchmarks", says what each later rung does better. GEMM has
+// a second rung here too: the shared-memory tiling every faster GEMM starts from.
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/ladder_v1.cuh"
 
@@ -21,6 +22,26 @@ __global__ void gemm_v1_kernel(int64_t m, int64_t n, int64_t k, const float* a, 
   float acc = 0.0f;
   for (int64_t p = 0; p < k; ++p) acc += a[row * k + p] * b[p * n + col];
   c[row * n + col] = acc;
+}
+
+// The same c, a 16 x 16 tile per block: the block stages 16 x 16 tiles of a and b in shared
+// memory, one element per thread each, and every thread then reads its row of a's tile and its
+// column of b's tile from there: each value loaded from global memory serves 16 multiply-adds.
+__global__ void gemm_v2_kernel(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                               float* c) {
+  __shared__ float as[kTile][kTile];
+  __shared__ float bs[kTile][kTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t row = int64_t(blockIdx.y) * kTile + ty, col = int64_t(blockIdx.x) * kTile + tx;
+  float acc = 0.0f;
+  for (int64_t k0 = 0; k0 < k; k0 += kTile) {
+    as[ty][tx] = row < m && k0 + tx < k ? a[row * k + k0 + tx] : 0.0f;
+    bs[ty][tx] = k0 + ty < k && col < n ? b[(k0 + ty) * n + col] : 0.0f;
+    __syncthreads();
+    for (int p = 0; p < kTile; ++p) acc += as[ty][p] * bs[p][tx];
+    __syncthreads();  // the tiles are overwritten by the next step
+  }
+  if (row < m && col < n) c[row * n + col] = acc;
 }
 
 // y[o] for output o = ((img * K + f) * OH + i) * OW + j: the direct sum over the filter's
@@ -108,6 +129,14 @@ void gemm_v1(int64_t m, int64_t n, int64_t k, const float* a, const float* b, fl
   const dim3 grid(static_cast<unsigned>((n + kTile - 1) / kTile),
                   static_cast<unsigned>((m + kTile - 1) / kTile));
   EMBER_LAUNCH(gemm_v1_kernel, grid, dim3(kTile, kTile), 0, stream, m, n, k, a, b, c);
+}
+
+void gemm_v2(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
+             gpu::Stream stream) {
+  if (m == 0 || n == 0) return;
+  const dim3 grid(static_cast<unsigned>((n + kTile - 1) / kTile),
+                  static_cast<unsigned>((m + kTile - 1) / kTile));
+  EMBER_LAUNCH(gemm_v2_kernel, grid, dim3(kTile, kTile), 0, stream, m, n, k, a, b, c);
 }
 
 void conv2d_fwd_v1(const ConvShape& s, const float* x, const float* w, float* y,

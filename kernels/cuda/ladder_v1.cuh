@@ -17,6 +17,9 @@
 
 // gemm_v1: requires a [m, k], b [k, n], c [m, n] row-major; m, n, k >= 0.
 //          ensures c = a * b, one thread per element of c.
+// gemm_v2: as gemm_v1, through 16 x 16 shared-memory tiles (the second rung).
+// gemm_tiled_f32 (kernels/cuda/gemm.cu): as gemm_v1, by gemm.cu's general kernel -- register
+//          tiles of 4 x 4 per thread, scalar loads -- the third rung.
 // conv2d_fwd_v1: requires the layouts of kernels/conv_shape.h, oh and ow filled in (any
 //          stride, padding, dilation, groups). ensures y = conv(x, w), one thread per output.
 // reduce_sum_v1: requires `workspace` of reduce_sum_v1_workspace_floats(n) floats.
@@ -28,6 +31,10 @@
 #define EMBER_LADDER_V1_DECLS                                                                      \
   void gemm_v1(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,          \
                ::ember::gpu::Stream stream);                                                       \
+  void gemm_v2(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,          \
+               ::ember::gpu::Stream stream);                                                       \
+  void gemm_tiled_f32(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,   \
+                      ::ember::gpu::Stream stream);                                                \
   void conv2d_fwd_v1(const ConvShape& s, const float* x, const float* w, float* y,                 \
                      ::ember::gpu::Stream stream);                                                 \
   size_t reduce_sum_v1_workspace_floats(int64_t n);                                                \

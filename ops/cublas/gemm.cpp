@@ -125,15 +125,37 @@ bool gemm_supported(const GemmShape& shape) {
   return make_plan(shape, p);
 }
 
-void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, void* c,
-                  int device, gpu::Stream stream) {
+namespace {
+
+// One cuBLAS call's arguments for C^T[n, m] = B^T[n, k] x A^T[k, m] (Note [Row-major GEMM on
+// cuBLAS]): the operands swapped, so cuBLAS's A is our B.
+struct Call {
+  cublasOperation_t op_a, op_b;
+  int m, n, k, lda, ldb, ldc, batch;
+  long long stride_a, stride_b, stride_c;
+};
+
+// Runs f(handle, call) on `device`'s handle, bound to `stream`, in the default math mode (which
+// never converts fp32 inputs to TF32), under the handles' lock; nothing for an empty product.
+template <typename F>
+void with_handle(const GemmShape& s, int device, gpu::Stream stream, F&& f) {
   Plan p;
   EMBER_CHECK_VALUE(make_plan(s, p),
                     "cublas gemm: operand layout not supported (check "
                     "gemm_supported first)");
-  EMBER_CHECK_DTYPE(t == DType::f32 || t == DType::f64,
-                    "cublas gemm: expected float32 or float64");
   if (s.m == 0 || s.n == 0 || s.batch == 0) return;
+  const Call call{p.op_b,
+                  p.op_a,
+                  static_cast<int>(s.n),
+                  static_cast<int>(s.m),
+                  static_cast<int>(s.k),
+                  static_cast<int>(p.ldb),
+                  static_cast<int>(p.lda),
+                  static_cast<int>(s.n),
+                  static_cast<int>(s.batch),
+                  p.stride_b,
+                  p.stride_a,
+                  static_cast<long long>(s.m) * s.n};
   ::ember::detail::DeviceScope scope(device);
   Handles& hs = handles();
   std::lock_guard<std::mutex> lock(hs.mu);
@@ -142,28 +164,59 @@ void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, voi
   cublasHandle_t& h = hs.per_device[static_cast<size_t>(device)];
   if (!h) EMBER_CUBLAS_CHECK(cublasCreate(&h), device);
   EMBER_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)), device);
-  // Plain fp32/fp64 arithmetic: the default math mode never converts fp32 inputs to TF32.
   EMBER_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), device);
-  // C^T[n, m] = B^T[n, k] x A^T[k, m] (Note [Row-major GEMM on cuBLAS]); K = 0 gives zeros.
-  const int m = static_cast<int>(s.n), n = static_cast<int>(s.m), k = static_cast<int>(s.k);
-  const int lda = static_cast<int>(p.ldb), ldb = static_cast<int>(p.lda), ldc = m;
-  const long long sa = p.stride_b, sb = p.stride_a, sc = static_cast<long long>(s.m) * s.n;
-  const int batch = static_cast<int>(s.batch);
-  if (t == DType::f32) {
-    const float one = 1, zero = 0;
-    EMBER_CUBLAS_CHECK(
-        cublasSgemmStridedBatched(h, p.op_b, p.op_a, m, n, k, &one, static_cast<const float*>(b),
-                                  lda, sa, static_cast<const float*>(a), ldb, sb, &zero,
-                                  static_cast<float*>(c), ldc, sc, batch),
-        device);
-  } else {
-    const double one = 1, zero = 0;
-    EMBER_CUBLAS_CHECK(
-        cublasDgemmStridedBatched(h, p.op_b, p.op_a, m, n, k, &one, static_cast<const double*>(b),
-                                  lda, sa, static_cast<const double*>(a), ldb, sb, &zero,
-                                  static_cast<double*>(c), ldc, sc, batch),
-        device);
+  f(h, call);
+}
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::f16:
+      return CUDA_R_16F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
+}
+
+}  // namespace
+
+void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, void* c, int device,
+                  gpu::Stream stream) {
+  EMBER_CHECK_DTYPE(t == DType::f32 || t == DType::f64, "cublas gemm: expected float32 or float64");
+  with_handle(s, device, stream, [&](cublasHandle_t h, const Call& q) {  // K = 0 gives zeros
+    if (t == DType::f32) {
+      const float one = 1, zero = 0;
+      EMBER_CUBLAS_CHECK(cublasSgemmStridedBatched(
+                             h, q.op_a, q.op_b, q.m, q.n, q.k, &one, static_cast<const float*>(b),
+                             q.lda, q.stride_a, static_cast<const float*>(a), q.ldb, q.stride_b,
+                             &zero, static_cast<float*>(c), q.ldc, q.stride_c, q.batch),
+                         device);
+    } else {
+      const double one = 1, zero = 0;
+      EMBER_CUBLAS_CHECK(cublasDgemmStridedBatched(
+                             h, q.op_a, q.op_b, q.m, q.n, q.k, &one, static_cast<const double*>(b),
+                             q.lda, q.stride_a, static_cast<const double*>(a), q.ldb, q.stride_b,
+                             &zero, static_cast<double*>(c), q.ldc, q.stride_c, q.batch),
+                         device);
+    }
+  });
+}
+
+void gemm_tc(const kernels::TcGemm& g, const void* a, const void* b, void* c, int device,
+             gpu::Stream stream) {
+  EMBER_CHECK_DTYPE(g.in == DType::f16 || g.in == DType::bf16,
+                    "cublas gemm_tc: expected float16 or bfloat16 operands, got ", g.in);
+  EMBER_CHECK_DTYPE(g.out == DType::f32 || g.out == DType::f16 || g.out == DType::bf16,
+                    "cublas gemm_tc: expected a float32, float16 or bfloat16 result, got ", g.out);
+  with_handle(g.shape, device, stream, [&](cublasHandle_t h, const Call& q) {
+    EMBER_CUBLAS_CHECK(
+        cublasGemmStridedBatchedEx(h, q.op_a, q.op_b, q.m, q.n, q.k, &g.alpha, b, cuda_type(g.in),
+                                   q.lda, q.stride_a, a, cuda_type(g.in), q.ldb, q.stride_b,
+                                   &g.beta, c, cuda_type(g.out), q.ldc, q.stride_c, q.batch,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        device);
+  });
 }
 
 }  // namespace ember::ops::cublas

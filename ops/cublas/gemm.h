@@ -1,6 +1,8 @@
 // cuBLAS as a backend of matmul/mm/bmm on `cuda`: the strided-batched SGEMM/DGEMM call for
-// row-major operands, in fp32/fp64 math (no TF32). Compiled only in builds with cuBLAS
-// (EMBER_HAVE_CUBLAS in ember/build_config.h); ops/matmul.cpp decides when to call it.
+// row-major operands, in fp32/fp64 math (no TF32), and cublasGemmStridedBatchedEx for float16 and
+// bfloat16 operands with float32 accumulation (CUBLAS_COMPUTE_32F, on Tensor Cores). Compiled only
+// in builds with cuBLAS (EMBER_HAVE_CUBLAS in ember/build_config.h); ops/matmul.cpp decides when to
+// call it.
 #pragma once
 
 #include "kernels/gemm_shape.h"
@@ -21,5 +23,10 @@ bool gemm_supported(const kernels::GemmShape& shape);
 //           the call and its status on failure.
 void gemm_batched(DType t, const kernels::GemmShape& shape,
                   const void* a, const void* b, void* c, int device, gpu::Stream stream);
+
+// The Tensor Core GEMM of kernels/gemm_shape.h (C = alpha A x B + beta C, C of g.out) on cuBLAS.
+// requires: gemm_supported(g.shape); g.in f16 or bf16, g.out f32, f16 or bf16; as gemm_batched.
+void gemm_tc(const kernels::TcGemm& g, const void* a, const void* b, void* c, int device,
+             gpu::Stream stream);
 
 }  // namespace ember::ops::cublas

@@ -193,6 +193,16 @@ void init_runtime(pb::module_& m) {
     EMBER_THROW(ValueError, "set_gemm: unknown GEMM '", name,
                 "': expected 'auto', 'ember' or 'cublas'");
   });
+  // Which Tensor Core kernel runs float16/bfloat16 products on cuda and emu.
+  m.def("_tc_gemm", [] { return std::string(kernels::tc_kernel_name(ops::tc_gemm())); });
+  m.def("_set_tc_gemm", [](const std::string& name) {
+    if (name == "auto" || name == "automatic")
+      return ops::set_tc_gemm(kernels::TcKernel::automatic);
+    if (name == "wmma") return ops::set_tc_gemm(kernels::TcKernel::wmma);
+    if (name == "mma_sync") return ops::set_tc_gemm(kernels::TcKernel::mma_sync);
+    EMBER_THROW(ValueError, "set_tc_gemm: unknown kernel '", name,
+                "': expected 'auto', 'wmma' or 'mma_sync'");
+  });
   // The ranking of every algorithm for one convolution, as PyTorch's shapes describe it.
   m.def(
       "_explain_conv_algos",

@@ -171,3 +171,22 @@ def test_gpu_gemm_switch():
             mm.set_gemm("fastest")
     finally:
         mm.set_gemm(before)
+
+
+def test_tensor_core_gemm_switch():
+    mm = ember.backends.matmul
+    before = mm.tc_gemm()
+    assert before in ("auto", "wmma", "mma_sync")
+    a, b = ember.randn(19, 40).half(), ember.randn(40, 24).half()
+    want = a.float().numpy().astype(np.float64) @ b.float().numpy()
+    try:
+        for name in ("wmma", "mma_sync", "auto"):
+            mm.set_tc_gemm(name)
+            assert mm.tc_gemm() == name
+            got = a.to("emu") @ b.to("emu")
+            assert got.dtype == ember.float16
+            np.testing.assert_allclose(got.float().cpu().numpy(), want, rtol=1e-3, atol=4e-3)
+        with pytest.raises(ember.ValueError, match="expected 'auto', 'wmma' or 'mma_sync'"):
+            mm.set_tc_gemm("wgmma")
+    finally:
+        mm.set_tc_gemm(before)

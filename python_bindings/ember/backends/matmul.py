@@ -1,5 +1,6 @@
-"""matmul on GPU devices: Ember's own tiled GEMM or cuBLAS (docs/gpu_backend.md). `emu` always
-runs Ember's GEMM; on `cuda` the default ("auto") is cuBLAS when the build has it."""
+"""matmul on GPU devices: Ember's own GEMMs or cuBLAS (docs/gpu_backend.md). `emu` always
+runs Ember's; on `cuda` the default ("auto") is cuBLAS when the build has it. float16 and
+bfloat16 products run on Ember's Tensor Core kernels (set_tc_gemm) where cuBLAS does not."""
 from .. import _C
 
 
@@ -17,3 +18,15 @@ def gemm():
 def has_cublas():
     """Whether this build can run matmul through cuBLAS."""
     return _C._gpu_gemm_has_cublas()
+
+
+def set_tc_gemm(name):
+    """"auto", "wmma" or "mma_sync": the Tensor Core kernel of float16/bfloat16 products on cuda
+    (when cuBLAS does not run them) and emu, as EMBER_GEMM_TC; "auto" is mma_sync.
+    ember.ValueError for other names."""
+    _C._set_tc_gemm(name)
+
+
+def tc_gemm():
+    """The current Tensor Core kernel choice: "auto", "wmma" or "mma_sync"."""
+    return _C._tc_gemm()
