@@ -41,6 +41,9 @@ struct Summary {
   int rows = 0, near = 0;
   double heuristic_ms = 0, best_ms = 0;
   std::vector<std::string> misses;
+  // Pairs where both Ember's kernels and cuDNN ran: the sum of log(Ember's fastest / cuDNN's).
+  int versus = 0;
+  double log_ratio = 0;
 };
 
 const ConvDirection kDirections[] = {ConvDirection::forward, ConvDirection::backward_data,
@@ -131,11 +134,11 @@ Problem make_problem(const ops::ConvKey& key) {
   pr.ws = {pr.s.k, pr.s.cg(), pr.s.r, pr.s.s};
   const Shape ys{pr.s.n, pr.s.k, pr.s.oh, pr.s.ow};
   manual_seed(0);
-  const Tensor x = randn(pr.xs, kFloat64), w = randn(pr.ws, kFloat64), dy = randn(ys, kFloat64);
+  // The operands in the key's dtype, and the float64 reference of those rounded values.
+  const Tensor x = randn(pr.xs, kFloat64).to(key.dtype), w = randn(pr.ws, kFloat64).to(key.dtype),
+               dy = randn(ys, kFloat64).to(key.dtype);
   pr.ref = reference(pr.s, x.to_vector<double>(), w.to_vector<double>(), dy.to_vector<double>());
-  const TensorOptions o{key.dtype, key.device()};
-  pr.x = x.to(o.dtype).to(o.device), pr.w = w.to(o.dtype).to(o.device);
-  pr.dy = dy.to(o.dtype).to(o.device);
+  pr.x = x.to(key.device()), pr.w = w.to(key.device()), pr.dy = dy.to(key.device());
   return pr;
 }
 
@@ -206,6 +209,7 @@ void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Probl
               "workspace", "median ms", "GFLOP/s", "max err", "rms err", "heuristic", "benchmark",
               "note");
   double best = std::numeric_limits<double>::infinity(), heur_ms = -1;
+  double best_ember = best, best_cudnn = best;
   for (size_t i = 0; i < bench.candidates.size(); ++i) {
     const ops::ConvCandidate& c = bench.candidates[i];
     std::string ms = "-", gflops = "-", max_err = "-", rms_err = "-", note = c.reason;
@@ -213,6 +217,13 @@ void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Probl
       ms = fmt("%.4g", c.time_ms);
       gflops = c.time_ms > 0 ? fmt("%.3g", flops / (c.time_ms * 1e6)) : "-";
       best = std::min(best, c.time_ms);
+      const bool cudnn =
+          c.backend == ops::ConvBackend::cudnn || c.backend == ops::ConvBackend::cudnn_legacy;
+      // widened_f32 is left out: its float32 run may be cuDNN's.
+      if (c.name != ops::kHalfFallbackAlgo) {
+        double& side = cudnn ? best_cudnn : best_ember;
+        side = std::min(side, c.time_ms);
+      }
       if (c.name == heur.chosen) heur_ms = c.time_ms;
     }
     if (c.supported) {
@@ -232,6 +243,10 @@ void print_direction(const ops::ConvKey& fwd_key, ConvDirection dir, const Probl
                 c.name == bench.chosen ? "*" : "", note.c_str());
   }
   if (summary == nullptr || !std::isfinite(best)) return;
+  if (std::isfinite(best_ember) && std::isfinite(best_cudnn) && best_cudnn > 0 && best_ember > 0) {
+    ++summary->versus;
+    summary->log_ratio += std::log(best_ember / best_cudnn);
+  }
   ++summary->rows;
   summary->best_ms += best;
   if (heur_ms >= 0) summary->heuristic_ms += heur_ms;
@@ -294,7 +309,10 @@ int run_cudnn_ranking(const AlgosArgs& a, std::vector<ops::ConvKey> keys) {
   CudnnRankingTotals totals;
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string layer = "layer " + std::to_string(i + 1) + "/" + std::to_string(keys.size());
-    keys[i].math = a.allow_tf32 ? ops::ConvMathMode::tf32 : ops::ConvMathMode::fp32;
+    const bool half = keys[i].dtype == kFloat16 || keys[i].dtype == kBFloat16;
+    keys[i].math = half           ? ops::ConvMathMode::tensor_op
+                   : a.allow_tf32 ? ops::ConvMathMode::tf32
+                                  : ops::ConvMathMode::fp32;
     keys[i].device_type = DeviceType::CUDA;  // the described GPU's
     keys[i].device_index = 0;
     std::cout << "\n";
@@ -364,6 +382,11 @@ int run_algos(const AlgosArgs& a) {
                   summary.heuristic_ms, summary.best_ms, summary.heuristic_ms / summary.best_ms);
     std::printf("\n");
     for (const std::string& m : summary.misses) std::printf("  %s\n", m.c_str());
+    if (summary.versus > 0)
+      std::printf(
+          "Ember's fastest / cuDNN's fastest: %.2fx (geometric mean over %d pairs; below "
+          "1: Ember's faster)\n",
+          std::exp(summary.log_ratio / summary.versus), summary.versus);
   }
   if (!a.save.empty()) {
     const size_t n = ops::save_conv_cache(a.save);
@@ -429,9 +452,11 @@ Runner add_algos(CLI::App& app) {
                   "--model: input channels (default 1 for lenet, 3 otherwise)")
       ->transform(integer_in(1, 4096))
       ->needs(model);
-  cmd->add_option("--dtype", a->dtype)
+  cmd->add_option("--dtype", a->dtype,
+                  "the operands' dtype; float16 and bfloat16 list the half algorithms (Tensor "
+                  "Cores, cuDNN's tensor-op engines) and their float32 fallback")
       ->capture_default_str()
-      ->transform(one_of({"float32", "float64"}));
+      ->transform(one_of({"float32", "float64", "float16", "bfloat16"}));
   cmd->add_option("--device", a->device, "cpu, cuda[:N] or emu[:N]")
       ->capture_default_str()
       ->transform(cli::device_of({DeviceType::CPU, DeviceType::CUDA, DeviceType::EMU}));

@@ -1,14 +1,10 @@
 // conv2d: checks, shape inference, then the registry runs the chosen algorithm on contiguous
-// buffers.
+// buffers (float16/bfloat16 too: Note [Half convolutions] in ops/conv2d_half.cpp).
 #include "ops/conv2d.h"
 
 #include "ops/conv2d_cudnn.h"
 
 #include <cstring>
-#include <iostream>
-#include <mutex>
-#include <set>
-#include <string>
 
 #include "ops/activation.h"
 #include "ops/checks.h"
@@ -78,9 +74,7 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
   k.device_type = device.type;
   k.device_index = static_cast<int16_t>(device.is_cpu() ? 0 : device.index);
   k.dtype = dtype;
-  // TF32 only where asked for, and only where it exists (float32 on a GPU).
-  k.math = dtype == DType::f32 && device.is_cuda() && conv_allow_tf32() ? ConvMathMode::tf32
-                                                                        : ConvMathMode::fp32;
+  k.math = conv_math_mode(dtype, device);
   k.layout = ConvLayout::nchw;
   k.direction = direction;
   k.deterministic = conv_deterministic() ? 1 : 0;
@@ -96,37 +90,14 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& xs, const Shape& ws, DT
   return k;
 }
 
-namespace {
-
-// Note [Half convolutions]: a float16 or bfloat16 convolution on cuda or emu runs on the Tensor
-// Core implicit GEMM (kernels/cuda/conv2d_tc.cu): half operands, float32 sums, one rounding (the
-// weight gradient stays float32 until it is rounded to the weight's dtype). Where it cannot
-// (bfloat16 before sm_80), when an algorithm is forced by name (set_conv_algo), and on the cpu,
-// the convolution is the float32 one of widened copies (Note [Widened half ops] in
-// ops/dispatch.h); EMBER_LOG=select says which ran, once per op and reason. Returns whether the
-// Tensor Cores ran it.
-bool conv_tc(const char* op, const ConvKey& key, const void* a, const void* b, const void* bias,
-             void* out) {
-  const Device dev = key.device();
-  if (!dev.is_gpu_like()) return false;
-  const std::string forced = forced_conv_algo();
-  const std::string why =
-      !forced.empty()
-          ? "the algorithm " + forced + " is forced"
-          : std::string(kernels_for(dev).conv2d_tc_supports(key.dtype, key.shape, key.direction));
-  if (log_select()) {
-    static std::mutex mu;
-    static std::set<std::string> said;
-    const std::string line = std::string(op) + " " + dtype_name(key.dtype) + " on " + dev.str() +
-                             (why.empty() ? " -> Tensor Core implicit GEMM"
-                                          : " -> float32 on widened copies (" + why + ")");
-    std::lock_guard<std::mutex> lock(mu);
-    if (said.insert(line).second) std::cerr << "ember select: " << line << "\n";
-  }
-  if (!why.empty()) return false;
-  kernels_for(dev).conv2d_tc(key.dtype, key.shape, key.direction, a, b, bias, out, stream_of(dev));
-  return true;
+ConvMathMode conv_math_mode(DType dtype, Device device) {
+  if (is_half(dtype) && device.is_gpu_like()) return ConvMathMode::tensor_op;
+  // TF32 only where asked for, and only where it exists (float32 on a GPU).
+  return dtype == DType::f32 && device.is_cuda() && conv_allow_tf32() ? ConvMathMode::tf32
+                                                                      : ConvMathMode::fp32;
 }
+
+namespace {
 
 // conv2d, and relu after it when `relu` (in one cuDNN graph where cuDNN serves).
 Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
@@ -142,11 +113,6 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     EMBER_CHECK_SHAPE(bias.dim() == 1 && bias.size(0) == w.size(0), op,
                       ": expected a bias of shape [", w.size(0), "] for weight shape ", w.shape(),
                       ", got ", bias.shape());
-  // Half convolutions: Note [Half convolutions]; on widened copies, bias and relu round once too.
-  auto widened = [&] {
-    return conv2d_then(op, x.to(kFloat32), w.to(kFloat32), widen_half(bias), p, relu).to(x.dtype());
-  };
-  if (is_half(x.dtype()) && !x.device().is_gpu_like()) return widened();
   Tensor y = empty(ys, {x.dtype(), x.device()});
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
@@ -156,14 +122,10 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
     return relu ? ops::relu(y) : y;
   }
+  // Half keys too (Note [Half convolutions] in ops/conv2d_half.cpp): relu after the one rounding
+  // is the rounding of relu, as it keeps signs and zero.
   const ConvKey key =
       conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p);
-  if (is_half(x.dtype())) {
-    if (!conv_tc(op, key, xc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
-                 y.data_ptr()))
-      return widened();
-    return relu ? ops::relu(y) : y;
-  }
   if (relu && bc.defined() &&
       cudnn_conv2d_bias_relu(key, xc.data_ptr(), wc.data_ptr(), bc.data_ptr(), y.data_ptr()))
     return y;
@@ -192,18 +154,12 @@ Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& 
   EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
                     " for input shape ", x_shape, " and weight shape ", w.shape(), ", got ",
                     grad_y.shape());
-  auto widened = [&] {  // Note [Half convolutions]
-    return conv2d_backward_data(grad_y.to(kFloat32), w.to(kFloat32), x_shape, p).to(w.dtype());
-  };
-  if (is_half(w.dtype()) && !w.device().is_gpu_like()) return widened();
   Tensor dx = empty(x_shape, {w.dtype(), w.device()});
   if (dx.numel() == 0) return dx;
   if (grad_y.numel() == 0) return dx.zero_();
   const Tensor gc = grad_y.contiguous(), wc = w.contiguous();
   const ConvKey key =
       conv2d_key(ConvDirection::backward_data, x_shape, w.shape(), w.dtype(), w.device(), p);
-  if (is_half(w.dtype()))
-    return conv_tc(op, key, gc.data_ptr(), wc.data_ptr(), nullptr, dx.data_ptr()) ? dx : widened();
   run_conv_backward_data(key, gc.data_ptr(), wc.data_ptr(), dx.data_ptr());
   return dx;
 }
@@ -217,20 +173,11 @@ Tensor conv2d_backward_filter(const Tensor& grad_y, const Tensor& x, const Shape
   EMBER_CHECK_SHAPE(grad_y.shape() == ys, op, ": expected grad_y of shape ", ys,
                     " for input shape ", x.shape(), " and weight shape ", w_shape, ", got ",
                     grad_y.shape());
-  auto widened = [&] {  // Note [Half convolutions]
-    return conv2d_backward_filter(grad_y.to(kFloat32), x.to(kFloat32), w_shape, p).to(x.dtype());
-  };
-  const bool half = is_half(x.dtype());
-  if (half && !x.device().is_gpu_like()) return widened();
-  // A half weight gradient is summed into float32 and rounded once, at the end.
-  Tensor dw = empty(w_shape, {half ? kFloat32 : x.dtype(), x.device()});
-  if (dw.numel() == 0 || grad_y.numel() == 0) return half ? widened() : dw.zero_();
+  Tensor dw = empty(w_shape, {x.dtype(), x.device()});
+  if (dw.numel() == 0 || grad_y.numel() == 0) return dw.zero_();
   const Tensor gc = grad_y.contiguous(), xc = x.contiguous();
   const ConvKey key =
       conv2d_key(ConvDirection::backward_filter, x.shape(), w_shape, x.dtype(), x.device(), p);
-  if (half)
-    return conv_tc(op, key, gc.data_ptr(), xc.data_ptr(), nullptr, dw.data_ptr()) ? dw.to(x.dtype())
-                                                                                  : widened();
   run_conv_backward_filter(key, gc.data_ptr(), xc.data_ptr(), dw.data_ptr());
   return dw;
 }

@@ -1,5 +1,5 @@
-// 2-D convolution (NCHW, float32/float64, and float16/bfloat16 through float32 (Note [Widened
-// half ops] in ops/dispatch.h), on the cpu, cuda and emu devices): forward and both
+// 2-D convolution (NCHW, float32/float64, and float16/bfloat16 with float32 sums (Note [Half
+// convolutions] in ops/conv2d_half.cpp), on the cpu, cuda and emu devices): forward and both
 // backward passes, autograd-free. Checks and shape inference live here; the work is dispatched
 // through the algorithm registry (ops/conv2d_algo.h) to the kernels in kernels/cpu/conv2d_* or
 // kernels/cuda/conv2d_*.

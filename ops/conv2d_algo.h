@@ -164,6 +164,14 @@ ConvAlgoPtr cudnn_conv_family();
 ConvAlgoPtr cudnn_v7_conv_family();
 // winograd_f2x2_3x3 and winograd_f4x4_3x3 (ops/conv2d_winograd.cpp), part of the built-in ones.
 std::vector<ConvAlgoPtr> winograd_conv_algos();
+// implicit_gemm_tc and widened_f32, the float16/bfloat16 algorithms (ops/conv2d_half.cpp, Note
+// [Half convolutions]), part of the built-in ones.
+std::vector<ConvAlgoPtr> half_conv_algos();
+// The algorithm every half key supports, which a forced algorithm with no half path runs on.
+constexpr const char* kHalfFallbackAlgo = "widened_f32";
+// The math a key asks for: tensor_op for float16/bfloat16 on cuda and emu (Tensor Cores with
+// float32 sums), tf32 for float32 on cuda where set_conv_allow_tf32 allows it, fp32 otherwise.
+ConvMathMode conv_math_mode(DType dtype, Device device);
 
 // All registered algorithms, in registration order.
 std::vector<std::string> conv_algo_names();

@@ -6,7 +6,8 @@
 //                  gathered from the NCHW tensors, no column matrix
 //   fft            cuda, emu: overlap-save FFT convolution (ops/conv2d_fft.cpp)
 // and, each in a file of its own, winograd_f2x2_3x3, winograd_f4x4_3x3 and (cuda, emu)
-// winograd_f2x2_3x3_fused (ops/conv2d_winograd.cpp).
+// winograd_f2x2_3x3_fused (ops/conv2d_winograd.cpp), and the half ones, implicit_gemm_tc and
+// widened_f32 (ops/conv2d_half.cpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -258,6 +259,7 @@ std::vector<ConvAlgoPtr> builtin_conv_algos() {
                                     std::make_shared<const ImplicitGemm>()};
   for (ConvAlgoPtr& a : winograd_conv_algos()) algos.push_back(std::move(a));
   algos.push_back(make_fft_conv_algo());
+  for (ConvAlgoPtr& a : half_conv_algos()) algos.push_back(std::move(a));
   algos.push_back(cudnn_conv_family());
   algos.push_back(cudnn_v7_conv_family());
   return algos;

@@ -120,6 +120,14 @@ std::string forced_locked(Registry& r) {
   return r.forced_api.empty() ? env_string("EMBER_CONV_ALGO") : r.forced_api;
 }
 
+// The forced name for `key`: forcing the half fallback forces half keys only, so that its own
+// float32 runs are ranked as usual (Note [Half convolutions] in ops/conv2d_half.cpp).
+std::string forced_for_locked(Registry& r, const ConvKey& key) {
+  std::string forced = forced_locked(r);
+  if (forced == kHalfFallbackAlgo && !is_half(key.dtype)) forced.clear();
+  return forced;
+}
+
 // EMBER_CONV_POLICY, read on every use as EMBER_CONV_ALGO is.
 std::optional<ConvPolicy> env_policy() {
   const std::string v = env_string("EMBER_CONV_POLICY");
@@ -245,6 +253,16 @@ ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string&
       c.reason = "forced, but " + c.reason;
     sel.candidates.push_back(std::move(c));
   }
+  // A forced algorithm with no path for a half key runs on widened copies (Note [Half
+  // convolutions] in ops/conv2d_half.cpp).
+  if (sel.policy == ConvPolicy::forced && eligible.empty() && is_half(key.dtype) &&
+      known_name(registered, forced))
+    for (size_t i = 0; i < sel.candidates.size(); ++i)
+      if (sel.candidates[i].name == kHalfFallbackAlgo && sel.candidates[i].supported) {
+        sel.candidates[i].reason =
+            "forced '" + forced + "' cannot run this half key: it runs on float32 copies";
+        eligible.push_back(i);
+      }
   // A library's algorithms first, in its own order (Note [Algorithm families]), then Ember's by
   // estimated cost; the other way round under prefer-ember (set_conv_backend_preference).
   // cuDNN's classic algorithms come last, for comparison.
@@ -589,7 +607,7 @@ size_t load_conv_cache(const std::string& path) {
 ConvSelection explain_conv_algos(const ConvKey& key) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  const std::string forced = forced_locked(r);
+  const std::string forced = forced_for_locked(r, key);
   const bool benchmark = benchmark_for_locked(r, key);
   if (forced.empty() && benchmark) {
     load_env_cache_locked(r);
@@ -621,7 +639,7 @@ namespace {
 Ranking ranking_for(const ConvKey& key) {
   Registry& r = registry();
   std::unique_lock<std::mutex> lock(r.mu);
-  const std::string forced = forced_locked(r);
+  const std::string forced = forced_for_locked(r, key);
   const bool benchmark = benchmark_for_locked(r, key) && forced.empty();
   auto it = r.cache.find(key);
   if (it != r.cache.end() && it->second.forced == forced && it->second.benchmark == benchmark)

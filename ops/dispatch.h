@@ -52,11 +52,11 @@ bool make_strided_index(const Shape& sizes, const std::array<Shape, N>& strides,
 }
 
 // Note [Widened half ops]
-// Ops with no float16/bfloat16 kernels of their own (matmul, linear, conv2d, batch norm, the
-// losses) run as their float32 op on widened copies of the half operands and round each result
-// once to the half type: float32 arithmetic throughout, as a Tensor Core accumulates, at the cost
-// of the copies. Results that are statistics for a backward (batch norm's mean and invstd, cross
-// entropy's log-probabilities) stay float32.
+// Ops with no float16/bfloat16 kernels of their own (matmul and linear on the cpu, batch norm,
+// the losses; conv2d's fallback widened_f32) run as their float32 op on widened copies of the half
+// operands and round each result once to the half type: float32 arithmetic throughout, as a Tensor
+// Core accumulates, at the cost of the copies. Results that are statistics for a backward (batch
+// norm's mean and invstd, cross entropy's log-probabilities) stay float32.
 inline bool is_half(DType t) {
   return t == kFloat16 || t == kBFloat16;
 }

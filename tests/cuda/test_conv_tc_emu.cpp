@@ -3,13 +3,15 @@
 // and bfloat16, against the float64 convolution of the same rounded inputs (conv_reference).
 // Budgets, relative RMS: 1e-5 for float32 results, 3e-4 for float16, 2.5e-3 for bfloat16; every
 // element within half an ulp of its dtype plus float32's accumulation over its terms. Also: the
-// ops route half convolutions there (Note [Half convolutions] in ops/conv2d.cpp), a forced
-// algorithm keeps them on widened copies, and the cpu says it has no Tensor Cores. Every case of
+// registry ranks implicit_gemm_tc first for half keys on emu and widened_f32 on the cpu (Note
+// [Half convolutions] in ops/conv2d_half.cpp), a forced algorithm runs on widened copies, and the
+// cpu says it has no Tensor Cores. Every case of
 // ops/conv_test_util.h also runs through here in tests/spec/conv2d_half.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "cuda/cuda_test_util.h"
 #include "kernels/kernel_table.h"
@@ -102,30 +104,96 @@ TEST_CASE("conv2d_tc: every direction in float16 and bfloat16 within the budgets
   }
 }
 
-TEST_CASE("half convolutions on the GPU run conv2d_tc unless an algorithm is forced") {
+namespace {
+
+// The name of the candidate the registry ranks first for `key`, and that candidate's reason.
+std::pair<std::string, std::string> chosen(const ops::ConvKey& key) {
+  const ops::ConvSelection sel = ops::explain_conv_algos(key);
+  for (const ops::ConvCandidate& c : sel.candidates)
+    if (c.chosen) return {c.name, c.reason};
+  return {"", sel.reason};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "half convolutions: implicit_gemm_tc on the GPU, widened_f32 on the cpu and when forced") {
   std::mt19937 g(fresh_seed());
   const Device dev = emu();
   const ConvCase& cs = kCases[0];
   const kernels::ConvShape s = shape_of(cs);
-  const Tensor x = random_tensor({s.n, s.c, s.h, s.w}, kFloat16, -1, 1, g).to(dev);
-  const Tensor w = random_tensor({s.k, s.c, s.r, s.s}, kFloat16, -1, 1, g).to(dev);
+  const Shape xs{s.n, s.c, s.h, s.w}, ws{s.k, s.c, s.r, s.s};
+  const Tensor x = random_tensor(xs, kFloat16, -1, 1, g).to(dev);
+  const Tensor w = random_tensor(ws, kFloat16, -1, 1, g).to(dev);
   const ConvRef ref =
       conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, s.oh, s.ow);
+  for (ConvDirection d :
+       {ConvDirection::forward, ConvDirection::backward_data, ConvDirection::backward_filter}) {
+    CAPTURE(kernels::conv_direction_name(d));
+    const ops::ConvKey key = ops::conv2d_key(d, xs, ws, kFloat16, dev, cs.p);
+    CHECK(key.math == ops::ConvMathMode::tensor_op);
+    CHECK(chosen(key).first == "implicit_gemm_tc");
+    const ops::ConvKey cpu_key = ops::conv2d_key(d, xs, ws, kBFloat16, kCPU, cs.p);
+    CHECK(cpu_key.math == ops::ConvMathMode::fp32);
+    CHECK(chosen(cpu_key).first == "widened_f32");
+  }
   const Tensor y_tc = ops::conv2d(x, w, Tensor(), cs.p);
   CHECK(y_tc.dtype() == kFloat16);
   check_budget(y_tc, kFloat16, ref.y, ref.y_abs);
   // Forced: the named algorithm runs on widened copies (same budgets, a different order of sums).
   ops::set_conv_algo("direct");
+  const ops::ConvKey fwd = ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat16, dev, cs.p);
+  const auto [name, why] = chosen(fwd);
+  CHECK(name == "widened_f32");
+  CHECK(why.find("forced 'direct' cannot run this half key") != std::string::npos);
   const Tensor y_direct = ops::conv2d(x, w, Tensor(), cs.p);
   ops::set_conv_algo("");
   check_budget(y_direct, kFloat16, ref.y, ref.y_abs);
+  // Forced to one with neither a half nor a float32 path here: the float32 run says so.
+  ops::set_conv_algo("im2col_gemm");
+  CHECK_THROWS_WITH_AS(ops::conv2d(x, w, Tensor(), cs.p),
+                       doctest::Contains("forced algorithm 'im2col_gemm' cannot run it"),
+                       ValueError);
+  ops::set_conv_algo("");
   // The weight gradient: float32 sums rounded once to the weight's dtype.
   const Tensor dy = random_tensor({s.n, s.k, s.oh, s.ow}, kFloat16, -1, 1, g).to(dev);
   const ConvRef rdw = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {},
                                      dy.to_vector<double>(), s.oh, s.ow);
+  const ops::ConvKey bwf =
+      ops::conv2d_key(ConvDirection::backward_filter, xs, ws, kFloat16, dev, cs.p);
+  const ops::ConvAlgoPtr tc = ops::find_conv_algo("implicit_gemm_tc");
+  REQUIRE(tc);
+  CHECK(tc->workspace_bytes(bwf) == sizeof(float) * size_t(s.w_numel()));
   const Tensor dw = ops::conv2d_backward_filter(dy, x, w.shape(), cs.p);
   CHECK(dw.dtype() == kFloat16);
   check_budget(dw, kFloat16, rdw.dw, rdw.dw_abs);
+  // widened_f32 on the GPU gives the same within the budgets: forced by name.
+  ops::set_conv_algo("widened_f32");
+  check_budget(ops::conv2d_backward_filter(dy, x, w.shape(), cs.p), kFloat16, rdw.dw, rdw.dw_abs);
+  ops::set_conv_algo("");
+}
+
+TEST_CASE("the half algorithms refuse other dtypes and devices, saying why") {
+  const ConvCase& cs = kCases[0];
+  const kernels::ConvShape s = shape_of(cs);
+  const Shape xs{s.n, s.c, s.h, s.w}, ws{s.k, s.c, s.r, s.s};
+  std::string why;
+  const ops::ConvAlgoPtr tc = ops::find_conv_algo("implicit_gemm_tc");
+  const ops::ConvAlgoPtr wide = ops::find_conv_algo("widened_f32");
+  REQUIRE(tc);
+  REQUIRE(wide);
+  CHECK_FALSE(
+      tc->supports(ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, emu(), cs.p), &why));
+  CHECK(why == "float16 and bfloat16 only");
+  CHECK_FALSE(
+      tc->supports(ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat16, kCPU, cs.p), &why));
+  CHECK(why.find("cuda and emu only") != std::string::npos);
+  CHECK_FALSE(
+      wide->supports(ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat64, kCPU, cs.p), &why));
+  CHECK(why == "float16 and bfloat16 only");
+  // A float32 key never reaches the half algorithms.
+  CHECK(chosen(ops::conv2d_key(ConvDirection::forward, xs, ws, kFloat32, emu(), cs.p)).first !=
+        "widened_f32");
 }
 
 TEST_CASE("conv2d_tc refuses what it cannot run, saying why") {

@@ -173,27 +173,34 @@ run_bench bench_conv_ladder 180
 # layer timed in all three directions, with its error against float64, and how often the
 # heuristic's pick (cuDNN's mode A list first) is within 1.10x of the fastest (target: 90% of
 # the pairs). Smaller images than 224 keep the float64 reference on the host short.
+# The float16 row: the same for ResNet-50's layers in half precision (implicit_gemm_tc, cuDNN's
+# tensor-op engines, widened_f32), and Ember's fastest against cuDNN's (target: implicit_gemm_tc
+# within 2x of cuDNN's best half engine, i.e. at least 0.5x its speed).
 declare -A algos_row
 run_algos() {
-  local model="$1" image="$2" log="$LOGS/algos_$1.log"
+  local model="$1" image="$2" dtype="$3" row="$1 $3" log="$LOGS/algos_$1_$3.log"
   if [ "$build_status" != "ok" ]; then
-    algos_row[$model]="not run (build failed)"
+    algos_row[$row]="not run (build failed)"
   elif [ $usable -ne 1 ]; then
-    algos_row[$model]="skipped: $why"
+    algos_row[$row]="skipped: $why"
   else
     NVIDIA_TF32_OVERRIDE=0 timeout 150 "$BUILD/bin/ember" algos --model "$model" --batch 8 \
-      --image-size "$image" --device cuda >"$log" 2>&1
+      --image-size "$image" --dtype "$dtype" --device cuda >"$log" 2>&1
     local rc=$?
     if [ $rc -ne 0 ]; then
       bench_ok=0
-      algos_row[$model]="ember algos exited with $rc (see algos_$model.log)"
+      algos_row[$row]="ember algos exited with $rc (see $(basename "$log"))"
     else
-      algos_row[$model]="$(grep -m1 "heuristic within" "$log") (target: 90% of the pairs)"
+      algos_row[$row]="$(grep -m1 "heuristic within" "$log") (target: 90% of the pairs)"
+      local versus
+      versus="$(grep -m1 "Ember's fastest / cuDNN's fastest" "$log")"
+      [ -n "$versus" ] && algos_row[$row]+="; $versus"
     fi
   fi
 }
-run_algos resnet50 112
-run_algos vgg16 64
+run_algos resnet50 112 float32
+run_algos vgg16 64 float32
+run_algos resnet50 56 float16
 
 # One summary row: `label | name`, then the lines of name's log from the first line matching
 # `from` up to the line matching `done`, or the reason there is no table.
@@ -221,8 +228,9 @@ summary_rows() {
   # The benchmark preference's verdicts on ResNet-50's stem: cuDNN's and Ember's times.
   grep "backend verdict | " "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: backend verdict | /cudnn  | /'
 
-  echo "cudnn  | ember algos resnet50 b8 112x112: ${algos_row[resnet50]}"
-  echo "cudnn  | ember algos vgg16 b8 64x64: ${algos_row[vgg16]}"
+  echo "cudnn  | ember algos resnet50 b8 112x112: ${algos_row[resnet50 float32]}"
+  echo "cudnn  | ember algos vgg16 b8 64x64: ${algos_row[vgg16 float32]}"
+  echo "half   | ember algos resnet50 b8 56x56 float16: ${algos_row[resnet50 float16]}"
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
   summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"
   summary_rows "conv  " bench_conv_ladder "^== summary" "^bench_conv_ladder: done"

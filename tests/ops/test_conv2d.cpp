@@ -27,7 +27,8 @@ std::vector<std::string> cpu_algo_names() {
       ops::conv2d_key(ConvDirection::forward, {1, 1, 1, 1}, {1, 1, 1, 1}, kFloat32, kCPU, {});
   std::vector<std::string> names;
   for (const ops::ConvCandidate& c : ops::explain_conv_algos(key).candidates)
-    if (c.backend == ops::ConvBackend::cpu) names.push_back(c.name);
+    if (c.backend == ops::ConvBackend::cpu && c.name != ops::kHalfFallbackAlgo)
+      names.push_back(c.name);
   return names;
 }
 
@@ -77,6 +78,9 @@ TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable
   } catch (const ValueError& e) {
     check_message(e.what(), {"winograd_9000", "im2col_gemm", "direct"});
   }
+  // Forcing the half fallback forces half keys only (Note [Half convolutions]).
+  ops::set_conv_algo(ops::kHalfFallbackAlgo);
+  CHECK(ops::explain_conv_algos(key).policy == ops::ConvPolicy::heuristic);
   ops::set_conv_algo("");
   setenv("EMBER_CONV_ALGO", "direct", 1);
   CHECK(ops::forced_conv_algo() == "direct");
@@ -95,8 +99,11 @@ TEST_CASE("conv2d registry: forced algorithm, unknown name, environment variable
   CHECK(!sel.chosen.empty());
   for (const ops::ConvCandidate& c : sel.candidates) {
     // Every cpu algorithm takes a plain float32 convolution, unless the build lacks its
-    // instructions; the GPU ones refuse a cpu key.
-    if (c.backend == ops::ConvBackend::cpu) {
+    // instructions or it is a half one; the GPU ones refuse a cpu key.
+    if (c.name == ops::kHalfFallbackAlgo) {
+      CHECK_FALSE(c.supported);
+      check_message(c.reason, {"float16 and bfloat16 only"});
+    } else if (c.backend == ops::ConvBackend::cpu) {
       if (built_without_instructions(c))
         skip_case(c.name + " on a plain float32 convolution: " + c.reason);
       else

@@ -170,6 +170,30 @@ TEST_CASE("cudnn graph: TF32 engines come in only when the key allows TF32") {
   CHECK(strict.device_name == "NVIDIA H200");
 }
 
+TEST_CASE("cudnn graph: float16 and bfloat16 keys rank tensor-op engines on the described H200") {
+  const auto h200 = ops::cudnn::DeviceDescription::from_file(kH200);
+  for (DType dt : {kFloat16, kBFloat16})
+    for (auto dir : {ops::ConvDirection::forward, ops::ConvDirection::backward_data,
+                     ops::ConvDirection::backward_filter}) {
+      const ops::ConvKey key = key_of(dir, {32, 64, 28, 28}, {64, 64, 3, 3}, 1, 1, 1, 1, dt);
+      CAPTURE(ops::conv_key_string(key));
+      CHECK(key.math == ops::ConvMathMode::tensor_op);
+      const ops::cudnn::ConvEngines e = ops::cudnn::conv_engines(key, *h200);
+      CHECK(e.tried() > 0);
+      int tensor_core = 0;
+      for (const ops::cudnn::RankedConfig& rc : e.configs)
+        if (rc.refusal.empty()) {
+          tensor_core += rc.config.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+          CHECK(rc.plan_error.empty());
+        }
+      CHECK(tensor_core > 0);
+    }
+  // The fused forward (bias, relu) in half too.
+  const ops::ConvKey fwd =
+      key_of(ops::ConvDirection::forward, {8, 32, 16, 16}, {32, 32, 3, 3}, 1, 1, 1, 1, kFloat16);
+  CHECK(ops::cudnn::conv_engines(fwd, *h200, ops::cudnn::ConvFusion::bias_relu).tried() > 0);
+}
+
 TEST_CASE("cudnn graph: keys cuDNN cannot describe are refused with the reason") {
   const ops::ConvKey big =
       key_of(ops::ConvDirection::forward, {2048, 64, 128, 128}, {8, 64, 3, 3}, 1, 1, 1, 1);

@@ -1,8 +1,8 @@
 // conv2d in float16 and bfloat16 on every target (tests/spec/spec.h): forward (with and without
 // bias, and fused with relu), backward-data and backward-filter on the case table of
 // ops/conv_test_util.h, against the float64 convolution of the same half inputs. A half
-// convolution sums in float32 and rounds once (Note [Half convolutions] in ops/conv2d.cpp: the
-// Tensor Core implicit GEMM on cuda and emu, widened copies on the cpu), so each element is within
+// convolution sums in float32 and rounds once (Note [Half convolutions] in ops/conv2d_half.cpp:
+// implicit_gemm_tc on cuda and emu, widened_f32 on the cpu), so each element is within
 // 1 ulp of the rounded float64 result, or within float32's accumulation error over its terms (16
 // float32 ulps of the sum of their magnitudes) where cancellation leaves a result small next to
 // them. The algorithms themselves are
