@@ -1,5 +1,6 @@
 // Convolution forward+backward on LeNet and ResNet-20 layer shapes, and whole training steps of
-// LeNet (digits-sized batches) and ResNet-20 (CIFAR-sized random batches), timed on the CPU.
+// LeNet (digits-sized batches) and ResNet-20 (CIFAR-sized random batches, in float32 and under
+// bfloat16 autocast), timed on the CPU.
 // Prints one JSON object {row: median milliseconds}; bench/compare_torch.py runs the same rows in
 // PyTorch and prints both side by side.
 //   bench_train_step [--threads N] [--repeats R] [--only ROW]
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include <ember.h>
+
+#include "autograd/autocast.h"
 
 using namespace ember;
 
@@ -62,10 +65,15 @@ std::function<void()> conv_fwd_bwd(const ConvRow& s) {
   };
 }
 
-std::function<void()> train_step(nn::ModulePtr model, Tensor x, Tensor y) {
+// `amp`: the forward and the loss under bfloat16 autocast on the cpu, as PyTorch users write it.
+std::function<void()> train_step(nn::ModulePtr model, Tensor x, Tensor y, bool amp = false) {
   auto opt = std::make_shared<nn::SGD>(model->parameters(), nn::SGDOptions{0.01, 0.9});
-  return [model, opt, x, y] {
-    Tensor loss = cross_entropy((*model)(x), y);
+  return [model, opt, x, y, amp] {
+    Tensor loss;
+    {
+      AutocastGuard autocast(AutocastDevice::cpu, kBFloat16, amp);
+      loss = cross_entropy((*model)(x), y);
+    }
     opt->zero_grad();
     backward(loss);
     opt->step();
@@ -109,6 +117,9 @@ int main(int argc, char** argv) {
   rows.emplace_back("step resnet20 cifar b128",
                     train_step(nn::resnet20({3, 32, 10}), randn({128, 3, 32, 32}),
                                from_vector<int64_t>(std::vector<int64_t>(128, 7))));
+  rows.emplace_back("step resnet20 cifar b128 bf16 autocast",
+                    train_step(nn::resnet20({3, 32, 10}), randn({128, 3, 32, 32}),
+                               from_vector<int64_t>(std::vector<int64_t>(128, 7)), true));
   std::printf("{");
   bool first = true;
   for (auto& [name, fn] : rows) {

@@ -2,8 +2,8 @@
 """Ember vs PyTorch (CPU) on the same rows, side by side, at 1 and 2 threads.
 
 Rows: conv2d forward+backward on LeNet and ResNet-20 layer shapes, and one training step of
-LeNet (8x8 digits, batch 32) and of ResNet-20 (CIFAR-sized random batch of 128), as timed by
-build/bin/bench_train_step. Peak memory: each framework's ResNet-20 step runs in a process of
+LeNet (8x8 digits, batch 32) and of ResNet-20 (CIFAR-sized random batch of 128; in float32, and
+with the forward under CPU bfloat16 autocast), as timed by build/bin/bench_train_step. Peak memory: each framework's ResNet-20 step runs in a process of
 its own and reports its maximum resident set size.
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--repeats 5]
@@ -86,11 +86,13 @@ def median_ms(fn, repeats):
     return statistics.median(times)
 
 
-def train_step(model, x, y):
+def train_step(model, x, y, amp=False):
+    """amp: the forward and the loss under CPU bfloat16 autocast."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step():
-        loss = F.cross_entropy(model(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -106,6 +108,8 @@ def torch_rows(repeats, only=None):
         rows[name] = lambda x=x, w=w, s=s, p=p: F.conv2d(x, w, stride=s, padding=p).sum().backward()
     rows["step lenet8 digits b32"] = train_step(lenet8(), torch.rand(32, 1, 8, 8), torch.full((32,), 3))
     rows["step resnet20 cifar b128"] = train_step(resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7))
+    rows["step resnet20 cifar b128 bf16 autocast"] = train_step(
+        resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7), amp=True)
     return {name: median_ms(fn, repeats) for name, fn in rows.items() if only in (None, name)}
 
 
