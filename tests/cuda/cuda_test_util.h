@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -41,6 +42,15 @@ struct EmberKernelsOnly {
   EmberKernelsOnly() { ops::set_cudnn_enabled(false); }
   ~EmberKernelsOnly() { ops::reset_cudnn_enabled(); }
 };
+
+// Half an ulp of v in t, float16 or bfloat16 (0 for float32: the Tensor Core tests count its
+// rounding in their accumulation term).
+inline double half_ulp(double v, DType t) {
+  if (t == kFloat32) return 0;
+  const int bits = t == kFloat16 ? 11 : 8;  // significand bits
+  const double a = std::max(std::abs(v), t == kFloat16 ? std::ldexp(1.0, -14) : 1e-38);
+  return std::ldexp(1.0, std::ilogb(a) - bits);
+}
 
 // simt_test::test_orders() (forward, reverse and random thread order, one worker each); on
 // cuda:0 a single configuration, which only sets emulator options the GPU never reads.

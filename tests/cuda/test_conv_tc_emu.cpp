@@ -23,13 +23,6 @@ namespace {
 
 using kernels::ConvDirection;
 
-double half_ulp(double v, DType t) {
-  if (t == kFloat32) return 0;
-  const int bits = t == kFloat16 ? 11 : 8;
-  const double a = std::max(std::abs(v), t == kFloat16 ? std::ldexp(1.0, -14) : 1e-38);
-  return std::ldexp(1.0, std::ilogb(a) - bits);
-}
-
 void check_budget(const Tensor& got, DType t, const std::vector<double>& want,
                   const std::vector<double>& abs_sum) {
   const std::vector<double> g = got.to_vector<double>();

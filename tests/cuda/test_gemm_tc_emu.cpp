@@ -55,14 +55,6 @@ TcGemm gemm_of(const Tensor& a, const Tensor& b, DType out, float alpha, float b
   return g;
 }
 
-// Half an ulp of v in t (0 for float32: its rounding is inside the accumulation term).
-double half_ulp(double v, DType t) {
-  if (t == kFloat32) return 0;
-  const int bits = t == kFloat16 ? 11 : 8;  // significand bits
-  const double a = std::max(std::abs(v), t == kFloat16 ? std::ldexp(1.0, -14) : 1e-38);
-  return std::ldexp(1.0, std::ilogb(a) - bits);
-}
-
 double rms_budget(DType out) {
   return out == kFloat32 ? 4e-6 : out == kFloat16 ? 3e-4 : 2.5e-3;
 }
