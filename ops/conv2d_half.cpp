@@ -32,10 +32,6 @@ namespace {
 
 using kernels::ConvShape;
 
-bool is_gpu(DeviceType t) {
-  return t == DeviceType::CUDA || t == DeviceType::EMU;
-}
-
 bool half_nchw(const ConvKey& k, std::string* why) {
   if (!is_half(k.dtype)) return *why = "float16 and bfloat16 only", false;
   if (k.layout != ConvLayout::nchw) return *why = "NCHW layout only", false;
@@ -77,7 +73,7 @@ class ImplicitGemmTc final : public ConvAlgo {
 
   ConvBackend backend(DeviceType) const override { return ConvBackend::ember_cuda; }
   bool supports(const ConvKey& k, std::string* why) const override {
-    if (!is_gpu(k.device_type)) return *why = "runs on cuda and emu only (Tensor Cores)", false;
+    if (!k.device().is_gpu_like()) return *why = "runs on cuda and emu only (Tensor Cores)", false;
     if (!half_nchw(k, why)) return false;
     try {
       const char* no = kernels_for(k.device()).conv2d_tc_supports(k.dtype, k.shape, k.direction);
