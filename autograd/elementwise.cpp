@@ -11,32 +11,58 @@ namespace ember {
 using Grads = std::vector<Tensor>;
 using Saved = std::vector<Tensor>;
 
+namespace {
+// A gradient summed back to an input's shape and converted to its dtype (a float32 input of a
+// float64 result gets a float32 gradient, as in PyTorch).
+Tensor grad_for(const Tensor& g, const Shape& shape, DType t) {
+  Tensor r = sum_to(g, shape);
+  return r.dtype() == t ? r : r.to(t);
+}
+}  // namespace
+
 Tensor add(const Tensor& a, const Tensor& b) {
-  Shape sa = a.shape(), sb = b.shape();
-  return record("AddBackward", ops::add(a, b), {a, b}, {}, [sa, sb](const Tensor& g, const Saved&) {
-    return Grads{sum_to(g, sa), sum_to(g, sb)};
-  });
+  const Shape sa = a.shape(), sb = b.shape();
+  const DType ta = a.dtype(), tb = b.dtype();
+  return record("AddBackward", ops::add(a, b), {a, b}, {},
+                [sa, sb, ta, tb](const Tensor& g, const Saved&) {
+                  return Grads{grad_for(g, sa, ta), grad_for(g, sb, tb)};
+                });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Shape sa = a.shape(), sb = b.shape();
-  return record("SubBackward", ops::sub(a, b), {a, b}, {}, [sa, sb](const Tensor& g, const Saved&) {
-    return Grads{sum_to(g, sa), sum_to(ops::neg(g), sb)};
-  });
+  const Shape sa = a.shape(), sb = b.shape();
+  const DType ta = a.dtype(), tb = b.dtype();
+  return record("SubBackward", ops::sub(a, b), {a, b}, {},
+                [sa, sb, ta, tb](const Tensor& g, const Saved&) {
+                  return Grads{grad_for(g, sa, ta), grad_for(ops::neg(g), sb, tb)};
+                });
 }
 
+// Note [Saving what the backward needs]: a product saves each operand only for the other's
+// gradient, so an operand that needs none saves nothing, as in PyTorch; writing in place into a
+// tensor that was only multiplied by a constant is then no error.
 Tensor mul(const Tensor& a, const Tensor& b) {
-  return record("MulBackward", ops::mul(a, b), {a, b}, {a, b}, [](const Tensor& g, const Saved& s) {
-    return Grads{sum_to(ops::mul(g, s[1]), s[0].shape()), sum_to(ops::mul(g, s[0]), s[1].shape())};
-  });
+  const Shape sa = a.shape(), sb = b.shape();
+  const DType ta = a.dtype(), tb = b.dtype();
+  return record("MulBackward", ops::mul(a, b), {a, b},
+                {b.requires_grad() ? a : Tensor(), a.requires_grad() ? b : Tensor()},
+                [sa, sb, ta, tb](const Tensor& g, const Saved& s) {
+                  return Grads{s[1].defined() ? grad_for(ops::mul(g, s[1]), sa, ta) : Tensor(),
+                               s[0].defined() ? grad_for(ops::mul(g, s[0]), sb, tb) : Tensor()};
+                });
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-  return record("DivBackward", ops::div(a, b), {a, b}, {a, b}, [](const Tensor& g, const Saved& s) {
-    Tensor ga = ops::div(g, s[1]);
-    Tensor gb = ops::neg(ops::div(ops::mul(ga, s[0]), s[1]));
-    return Grads{sum_to(ga, s[0].shape()), sum_to(gb, s[1].shape())};
-  });
+  const Shape sa = a.shape(), sb = b.shape();
+  const DType ta = a.dtype(), tb = b.dtype();
+  return record("DivBackward", ops::div(a, b), {a, b}, {b.requires_grad() ? a : Tensor(), b},
+                [sa, sb, ta, tb](const Tensor& g, const Saved& s) {
+                  Tensor ga = ops::div(g, s[1]);
+                  Tensor gb = s[0].defined() ? grad_for(ops::neg(ops::div(ops::mul(ga, s[0]), s[1])),
+                                                        sb, tb)
+                                             : Tensor();
+                  return Grads{grad_for(ga, sa, ta), gb};
+                });
 }
 
 Tensor add(const Tensor& a, double b) {

@@ -43,8 +43,9 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
 Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs,
               std::vector<Tensor> saved, FunctionNode::Backward backward) {
   if (!any_requires_grad(inputs)) return out;
+  // Never overwrite an input's history: an output that is an input becomes a new view of it.
   for (const Tensor& in : inputs)
-    if (out.is_same(in)) out = detach(out);  // never overwrite an input's history
+    if (out.is_same(in)) out = out.as_strided(out.shape(), out.strides(), out.offset());
   for (Tensor& s : saved) s = detach(s);
   auto node = std::make_shared<FunctionNode>(name, std::move(backward), std::move(saved));
   for (const Tensor& in : inputs) node->next_edges.push_back(gradient_edge(in));

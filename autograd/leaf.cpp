@@ -34,7 +34,9 @@ bool is_leaf(const Tensor& t) {
 
 Tensor detach(const Tensor& t) {
   if (!t.defined()) return t;
-  return t.as_strided(t.shape(), t.strides(), t.offset());
+  Tensor out = t.as_strided(t.shape(), t.strides(), t.offset());
+  out.impl()->base.reset();  // shares t's memory, but autograd does not see it as t's view
+  return out;
 }
 
 }  // namespace ember

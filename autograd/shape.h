@@ -2,6 +2,7 @@
 // errors), recorded so that the gradient flows back through them, plus cat and stack.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -29,6 +30,40 @@ Tensor expand(const Tensor& a, const Shape& shape);
 Tensor slice(const Tensor& a, int64_t d, int64_t start, int64_t end, int64_t step = 1);
 // Element `index` of dim `d` (negative counts from the end), the dim removed.
 Tensor select(const Tensor& a, int64_t d, int64_t index);
+
+// Elements start .. start+length-1 of dim d (a view). requires: 0 <= start (after counting a
+// negative start from the end) and start + length <= size (IndexError naming both).
+Tensor narrow(const Tensor& a, int64_t d, int64_t start, int64_t length);
+// Views of consecutive pieces along dim: of `size` elements each (the last may be smaller), or of
+// the given sizes (which must add up to the dim's size: ValueError).
+std::vector<Tensor> split(const Tensor& a, int64_t size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim = 0);
+// `chunks` pieces as torch.chunk makes them (each ceil(size / chunks), fewer when that divides
+// unevenly); views.
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
+// Each element of dim as a tensor without that dim (views).
+std::vector<Tensor> unbind(const Tensor& a, int64_t dim = 0);
+// Dims moved from `source` to `destination` positions, the others keeping their order (a view).
+Tensor movedim(const Tensor& a, const std::vector<int64_t>& source,
+               const std::vector<int64_t>& destination);
+// Copies: reversed along dims; shifted cyclically (ops/flip.h).
+Tensor flip(const Tensor& a, const std::vector<int64_t>& dims);
+Tensor roll(const Tensor& a, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
+// The tensor repeated sizes[i] times along dim i (leading sizes add dims), as torch.repeat;
+// tile pads reps with leading 1s when it has fewer entries than a has dims.
+Tensor repeat(const Tensor& a, const std::vector<int64_t>& sizes);
+Tensor tile(const Tensor& a, const std::vector<int64_t>& reps);
+// Each element repeated `repeats` times along dim (or along the flattened tensor without one); or
+// element i repeats[i] times (repeats 1-D int64 of the dim's size, or of one element), which waits
+// for the device once to size the result (Note [Sizes from data] in ops/index.cpp).
+Tensor repeat_interleave(const Tensor& a, int64_t repeats, std::optional<int64_t> dim = {});
+Tensor repeat_interleave(const Tensor& a, const Tensor& repeats, std::optional<int64_t> dim = {});
+// torch.repeat_interleave(repeats): 0, 1, ... each repeated repeats[i] times (int64).
+Tensor repeat_interleave(const Tensor& repeats);
+// The lower (tril) or upper (triu) triangle of the last two dims, the rest zero; diagonal 0 is
+// the main diagonal, positive above it, negative below. requires a.dim() >= 2.
+Tensor tril(const Tensor& a, int64_t diagonal = 0);
+Tensor triu(const Tensor& a, int64_t diagonal = 0);
 
 // Concatenation along `dim`.
 // requires: a non-empty list (ValueError); the same number of dims and the same sizes outside

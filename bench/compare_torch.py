@@ -4,7 +4,9 @@
 Rows: conv2d forward+backward on LeNet and ResNet-20 layer shapes, and one training step of
 LeNet (8x8 digits, batch 32) and of ResNet-20 (CIFAR-sized random batch of 128; in float32, and
 with the forward under CPU bfloat16 autocast), as timed by build/bin/bench_train_step. Peak memory: each framework's ResNet-20 step runs in a process of
-its own and reports its maximum resident set size.
+its own and reports its maximum resident set size. Then the tensor ops (OPS below: gather,
+scatter_add, an embedding-style index_select, einsum), forward and backward, timed from Python
+for both frameworks in one process per thread count (the Python package in <build>/python).
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--repeats 5]
 
@@ -12,6 +14,7 @@ Needs Debian's python3-torch (apt-get install python3-torch).
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -113,12 +116,69 @@ def torch_rows(repeats, only=None):
     return {name: median_ms(fn, repeats) for name, fn in rows.items() if only in (None, name)}
 
 
+# Tensor-op rows: name -> a function of the module (ember or torch) that returns a closure running
+# the op's forward and backward once. Inputs come from NumPy, so both frameworks get the same.
+def _ops(np):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((256, 4096)).astype(np.float32)
+    gi = rng.integers(0, 4096, (256, 1024))
+    src = rng.standard_normal((256, 8192)).astype(np.float32)
+    si = rng.integers(0, 4096, (256, 8192))
+    table = rng.standard_normal((50000, 128)).astype(np.float32)
+    tokens = rng.integers(0, 50000, (16384,))
+    q = rng.standard_normal((8, 8, 128, 64)).astype(np.float32)
+    k = rng.standard_normal((8, 8, 128, 64)).astype(np.float32)
+
+    def leaf(m, a):
+        t = m.tensor(a)
+        t.requires_grad_(True)
+        return t
+
+    def gather(m):
+        xt, it = leaf(m, x), m.tensor(gi)
+        return lambda: xt.gather(1, it).sum().backward()
+
+    def scatter_add(m):
+        st, it = leaf(m, src), m.tensor(si)
+        return lambda: m.zeros(256, 4096).scatter_add(1, it, st).sum().backward()
+
+    def embedding(m):
+        tt, it = leaf(m, table), m.tensor(tokens)
+        return lambda: m.index_select(tt, 0, it).sum().backward()
+
+    def einsum(m):
+        qt, kt = leaf(m, q), leaf(m, k)
+        return lambda: m.einsum("bhqd,bhkd->bhqk", qt, kt).sum().backward()
+
+    return {
+        "gather [256,4096] idx [256,1024] dim 1": gather,
+        "scatter_add [256,8192] -> [256,4096]": scatter_add,
+        "index_select 16384 rows of [50000,128]": embedding,
+        "einsum bhqd,bhkd->bhqk 8x8x128x64": einsum,
+    }
+
+
+def op_rows(threads, repeats):
+    """Runs in a child process with OMP_NUM_THREADS set: {row: (ember ms, torch ms)}."""
+    import numpy as np
+    import ember
+    torch.set_num_threads(threads)
+    out = {}
+    for name, make in _ops(np).items():
+        out[name] = (median_ms(make(ember), repeats), median_ms(make(torch), repeats))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--ops-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.ops_child:  # the tensor-op rows at this many threads, as JSON
+        print(json.dumps(op_rows(args.ops_child, args.repeats)))
+        return 0
     step = "step resnet20 cifar b128"
     if args.child:  # a PyTorch process of its own for the peak-memory row
         torch.set_num_threads(int(args.child))
@@ -144,7 +204,15 @@ def main():
         mem_t = float(subprocess.run([sys.executable, __file__, "--child", str(threads)],
                                      check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
         print(f"  {'peak RSS, resnet20 step process (MB)':36} {mem_e:10.1f} {mem_t:10.1f} {mem_e / mem_t:12.2f}")
-    print("\nTargets: <= 1.0 on the LeNet step, <= 1.5 on the ResNet-20 step, peak memory <= PyTorch's.")
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                   PYTHONPATH=str(Path(args.build).resolve() / "python"))
+        ops = json.loads(subprocess.run(
+            [sys.executable, __file__, "--ops-child", str(threads), "--repeats", str(args.repeats)],
+            check=True, capture_output=True, text=True, env=env).stdout.strip().splitlines()[-1])
+        for name, (e, t) in ops.items():
+            print(f"  {name:36} {e:10.2f} {t:10.2f} {e / t:12.2f}")
+    print("\nTargets: <= 1.0 on the LeNet step, <= 1.5 on the ResNet-20 step, peak memory <= PyTorch's,"
+          " <= 1.0 on the tensor-op rows.")
     return 0
 
 

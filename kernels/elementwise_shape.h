@@ -6,8 +6,15 @@
 
 namespace ember::kernels {
 
-enum class BinaryOp : uint8_t { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge };
-enum class UnaryOp : uint8_t { neg, abs, exp, log, sqrt, rsqrt, clamp };
+// fmod: the remainder of truncated division (sign of the dividend, C's fmod and %); remainder:
+// of floored division (sign of the divisor, Python's %). Comparisons come last (is_comparison).
+enum class BinaryOp : uint8_t {
+  add, sub, mul, div, pow, maximum, minimum, fmod, remainder, eq, ne, lt, le, gt, ge
+};
+// sign gives -1, 0 or 1 (NaN stays NaN); round is to the nearest integer, halves to even.
+enum class UnaryOp : uint8_t {
+  neg, abs, exp, log, sqrt, rsqrt, clamp, sign, floor, ceil, round, trunc, sin, cos, erf
+};
 
 // Comparisons write bool; the other binary ops write the operands' dtype.
 inline bool is_comparison(BinaryOp op) {
@@ -48,7 +55,9 @@ struct StridedIndex {
 // requires: dtypes the device implements: the cpu every dtype but float16/bfloat16 (casts
 //           excepted), the GPUs float32, float64, int32 and int64 (copies: also uint8, bool;
 //           random fills float32/float64); integers have no div, and of the unary ops only neg,
-//           abs and clamp; `out` contiguous over the iteration space and not overlapping an
+//           abs, clamp, sign, floor, ceil, round and trunc (the last four the identity); integer
+//           fmod/remainder need non-zero divisors (ops/ checks; a kernel gives 0 for one); `out`
+//           contiguous over the iteration space and not overlapping an
 //           input, except that it may be an input exactly (in place); comparisons write bool.
 // ensures:  the same values on every device: NaN-propagating maximum/minimum; clamp as
 //           min(max(x, lo), hi) with NaN passing through and integer bounds rounded inwards;

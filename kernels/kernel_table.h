@@ -26,11 +26,13 @@
 #include "kernels/conv_shape.h"
 #include "kernels/elementwise_shape.h"
 #include "kernels/gemm_shape.h"
+#include "kernels/index_shape.h"
 #include "kernels/loss_shape.h"
 #include "kernels/optim_shape.h"
 #include "kernels/pool_shape.h"
 #include "kernels/reduce_shape.h"
 #include "kernels/softmax_shape.h"
+#include "kernels/sort_shape.h"
 #include "kernels/winograd_shape.h"
 #include "runtime/dtype.h"
 #include "runtime/gpu.h"
@@ -63,6 +65,26 @@ using Stream = ::ember::gpu::Stream;
   X(random_fill, void,                                                                             \
     (RandomDist dist, DType t, int64_t n, void* out, uint64_t seed, uint64_t offset, double a,     \
      double b, Stream stream))                                                                     \
+  /* indexing (kernels/index_shape.h) */                                                           \
+  X(index_gather, void,                                                                            \
+    (int elem_bytes, const IndexIteration& it, const IndexedDims& dims, const IndexPointers& idx,  \
+     void* out, const void* src, uint64_t* fault, Stream stream))                                  \
+  X(index_scatter_workspace_bytes, size_t, (const IndexIteration& it))                             \
+  X(index_scatter, void,                                                                           \
+    (ScatterMode mode, DType t, const IndexIteration& it, const IndexedDims& dims,                 \
+     const IndexPointers& idx, void* dst, const void* src, uint64_t* fault, void* workspace,       \
+     size_t workspace_bytes, Stream stream))                                                       \
+  X(nonzero_coords, void,                                                                          \
+    (const NonzeroShape& s, int64_t n, const int64_t* prefix, int64_t* out, Stream stream))        \
+  /* sorting and scans (kernels/sort_shape.h) */                                                   \
+  X(sort_workspace_bytes, size_t, (DType t, const SortShape& s))                                   \
+  X(sort_rows, void,                                                                               \
+    (DType t, const SortShape& s, const void* keys, void* sorted, int64_t* indices,                \
+     void* workspace, size_t workspace_bytes, Stream stream))                                      \
+  X(scan, void,                                                                                    \
+    (ScanOp op, DType t, const ScanShape& s, const void* in, void* out, Stream stream))            \
+  X(cumprod_backward, void,                                                                        \
+    (DType t, const ScanShape& s, const void* x, const void* g, void* dx, Stream stream))          \
   /* reductions (kernels/reduce_shape.h), matrix products (kernels/gemm_shape.h) */                \
   X(reduce, void,                                                                                  \
     (ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, Stream stream))        \

@@ -6,6 +6,7 @@
 
 #include "ops/checks.h"
 #include "ops/dispatch.h"
+#include "ops/reduce.h"
 
 namespace ember::ops {
 
@@ -135,6 +136,30 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
   return binary(BinaryOp::minimum, "minimum", a, b);
 }
 
+namespace {
+
+// Integer fmod/remainder by 0 is an error, as PyTorch's ZeroDivisionError on the cpu (checked on
+// every device; on a GPU the check waits for it once).
+Tensor integer_division(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
+  const DType t = promote_types(a.dtype(), b.dtype());
+  EMBER_CHECK_DTYPE(t != kBool, name, ": not supported for two bool tensors");
+  if (!is_floating(t) && b.numel() > 0) {
+    const Tensor zero = zeros({}, {b.dtype(), b.device()});
+    EMBER_CHECK_VALUE(sum(eq(b, zero)).item() == 0.0, name,
+                      ": integer division by zero (a divisor of ", b.dtype(), " is 0)");
+  }
+  return binary(op, name, a, b);
+}
+
+}  // namespace
+
+Tensor fmod(const Tensor& a, const Tensor& b) {
+  return integer_division(BinaryOp::fmod, "fmod", a, b);
+}
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  return integer_division(BinaryOp::remainder, "remainder", a, b);
+}
+
 Tensor add(const Tensor& a, double b) {
   return binary_scalar(BinaryOp::add, "add", a, b);
 }
@@ -162,6 +187,30 @@ Tensor sqrt(const Tensor& a) {
 }
 Tensor rsqrt(const Tensor& a) {
   return unary(UnaryOp::rsqrt, "rsqrt", a, true);
+}
+Tensor sign(const Tensor& a) {
+  return unary(UnaryOp::sign, "sign", a, false);
+}
+Tensor floor(const Tensor& a) {
+  return unary(UnaryOp::floor, "floor", a, false);
+}
+Tensor ceil(const Tensor& a) {
+  return unary(UnaryOp::ceil, "ceil", a, false);
+}
+Tensor round(const Tensor& a) {
+  return unary(UnaryOp::round, "round", a, false);
+}
+Tensor trunc(const Tensor& a) {
+  return unary(UnaryOp::trunc, "trunc", a, false);
+}
+Tensor sin(const Tensor& a) {
+  return unary(UnaryOp::sin, "sin", a, true);
+}
+Tensor cos(const Tensor& a) {
+  return unary(UnaryOp::cos, "cos", a, true);
+}
+Tensor erf(const Tensor& a) {
+  return unary(UnaryOp::erf, "erf", a, true);
 }
 Tensor clamp(const Tensor& a, double lo, double hi) {
   EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi), "clamp: bounds must not be NaN, got [", lo,

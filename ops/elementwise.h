@@ -29,6 +29,11 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+// The remainder of truncated division (the dividend's sign, C's fmod) and of floored division
+// (the divisor's sign, Python's %). Integer divisors must not be 0 (ValueError; on a GPU the
+// check waits for the device once).
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
 // Scalar right-hand sides. The scalar takes the tensor's dtype category, as in PyTorch: a
 // floating tensor keeps its dtype; an integer tensor keeps its dtype for an integral scalar
 // (bool becomes int64) and becomes float32 for a fractional one.
@@ -43,6 +48,16 @@ Tensor exp(const Tensor& a);
 Tensor log(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
+// sign (-1, 0, 1; NaN stays NaN), floor, ceil, round (halves to even) and trunc keep integer
+// dtypes (the last four are then the identity); sin, cos and erf give float32 for integers.
+Tensor sign(const Tensor& a);
+Tensor floor(const Tensor& a);
+Tensor ceil(const Tensor& a);
+Tensor round(const Tensor& a);
+Tensor trunc(const Tensor& a);
+Tensor sin(const Tensor& a);
+Tensor cos(const Tensor& a);
+Tensor erf(const Tensor& a);
 // Clamp into [lo, hi] as min(max(a, lo), hi); either bound may be omitted with +-infinity;
 // NaN bounds raise ValueError. Integer tensors keep their dtype (bounds round inwards).
 Tensor clamp(const Tensor& a, double lo, double hi);

@@ -63,6 +63,10 @@ struct TensorImpl {
   Shape shape, strides;
   DType dtype = kFloat32;
   std::shared_ptr<AutogradMetaInterface> autograd;
+  // For a view: the tensor it was made from, followed to the root (never itself a view), so that
+  // an in-place write through the view can update the root's autograd history
+  // (autograd/inplace.h). Null for tensors that are not views.
+  std::shared_ptr<TensorImpl> base;
 };
 
 class Tensor {

@@ -14,6 +14,7 @@ Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
   impl->shape = std::move(shape);
   impl->strides = std::move(strides);
   impl->dtype = dtype();
+  impl->base = checked().base ? checked().base : impl_ptr();
   return Tensor(std::move(impl));
 }
 

@@ -51,6 +51,29 @@ T min_of(T x, T y) {
   return x < y ? x : y;
 }
 
+// fmod (truncated division's remainder, the dividend's sign) and remainder (floored division's,
+// the divisor's sign), as PyTorch computes them; an integer divisor of 0 gives 0 (ops/ refuses it).
+template <typename T>
+T fmod_of(T x, T y) {
+  if constexpr (kIsFloat<T>) {
+    return std::fmod(x, y);
+  } else {
+    if (y == 0) return 0;
+    if constexpr (std::is_signed_v<T>)
+      if (y == -1) return 0;  // x % -1 overflows for the most negative x
+    return static_cast<T>(x % y);
+  }
+}
+template <typename T>
+T remainder_of(T x, T y) {
+  const T r = fmod_of(x, y);
+  if constexpr (std::is_unsigned_v<T>) {
+    return r;
+  } else {
+    return r != 0 && ((r < 0) != (y < 0)) ? static_cast<T>(r + y) : r;
+  }
+}
+
 // The byte-strided loop over `index` with a contiguous output of `out_size`-byte elements in
 // front of the N inputs of `in_sizes`-byte elements.
 template <int N>
@@ -140,6 +163,12 @@ void with_binary_functor(BinaryOp op, Run&& run) {
       else if constexpr (!kIsBool<T>)
         return run(T{}, [](C x, C y) -> C { return int_pow(x, y); });
       break;
+    case BinaryOp::fmod:
+      if constexpr (!kIsBool<T>) return run(T{}, [](C x, C y) -> C { return fmod_of(x, y); });
+      break;
+    case BinaryOp::remainder:
+      if constexpr (!kIsBool<T>) return run(T{}, [](C x, C y) -> C { return remainder_of(x, y); });
+      break;
     case BinaryOp::maximum:
       return run(T{}, [](C x, C y) -> C { return max_of(x, y); });
     case BinaryOp::minimum:
@@ -198,10 +227,37 @@ void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
           return x < lo ? (lo > hi ? hi : lo) : (x > hi ? hi : x);
         });
       }
+      case UnaryOp::sign:
+        return run([](C x) -> C {
+          if constexpr (kIsFloat<C>) {
+            if (std::isnan(x)) return x;
+          }
+          return static_cast<C>((C(0) < x) - (x < C(0)));
+        });
+      case UnaryOp::floor:
+      case UnaryOp::ceil:
+      case UnaryOp::round:
+      case UnaryOp::trunc:
+        if constexpr (!kIsFloat<C>) return run([](C x) -> C { return x; });
+        break;
       default: break;
     }
     if constexpr (kIsFloat<C>) {
       switch (op) {
+        case UnaryOp::floor:
+          return run([](C x) -> C { return std::floor(x); });
+        case UnaryOp::ceil:
+          return run([](C x) -> C { return std::ceil(x); });
+        case UnaryOp::round:
+          return run([](C x) -> C { return std::nearbyint(x); });
+        case UnaryOp::trunc:
+          return run([](C x) -> C { return std::trunc(x); });
+        case UnaryOp::sin:
+          return run([](C x) -> C { return std::sin(x); });
+        case UnaryOp::cos:
+          return run([](C x) -> C { return std::cos(x); });
+        case UnaryOp::erf:
+          return run([](C x) -> C { return std::erf(x); });
         case UnaryOp::exp:
           return run([](C x) -> C { return std::exp(x); });
         case UnaryOp::log:

@@ -37,6 +37,25 @@ __device__ __forceinline__ T int_pow(T base, T e) {
   return static_cast<T>(result);
 }
 
+// fmod and remainder as the CPU computes them (kernels/cpu/elementwise.cpp): an integer divisor of
+// 0 (or -1, whose % may overflow) gives 0.
+template <typename T>
+__device__ __forceinline__ T fmod_of(T x, T y) {
+  if constexpr (kIsFloat<T>) {
+    return fmod(x, y);
+  } else {
+    if (y == 0) return T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (y == T(-1)) return T(0);
+    return static_cast<T>(x % y);
+  }
+}
+template <typename T>
+__device__ __forceinline__ T remainder_of(T x, T y) {
+  const T r = fmod_of(x, y);
+  return r != T(0) && ((r < T(0)) != (y < T(0))) ? static_cast<T>(r + y) : r;
+}
+
 // One binary op on one pair; comparisons give 1 or 0. maximum/minimum propagate NaN (x != x
 // only for NaN). Integer T never sees div: ops/ promotes integer division to float32.
 template <typename T>
@@ -49,6 +68,8 @@ __device__ __forceinline__ T apply_binary(BinaryOp op, T x, T y) {
     case BinaryOp::pow:
       if constexpr (kIsFloat<T>) return pow_of(x, y);
       else return int_pow(x, y);
+    case BinaryOp::fmod: return fmod_of(x, y);
+    case BinaryOp::remainder: return remainder_of(x, y);
     case BinaryOp::maximum: return (x != x || y != y) ? x + y : (x > y ? x : y);
     case BinaryOp::minimum: return (x != x || y != y) ? x + y : (x < y ? x : y);
     case BinaryOp::eq: return T(x == y);
@@ -71,12 +92,22 @@ __device__ __forceinline__ T apply_unary(UnaryOp op, T x, T lo, T hi) {
       case UnaryOp::log: return log(x);
       case UnaryOp::sqrt: return sqrt(x);
       case UnaryOp::rsqrt: return T(1) / sqrt(x);
+      case UnaryOp::floor: return floor(x);
+      case UnaryOp::ceil: return ceil(x);
+      case UnaryOp::round: return rint(x);
+      case UnaryOp::trunc: return trunc(x);
+      case UnaryOp::sin: return sin(x);
+      case UnaryOp::cos: return cos(x);
+      case UnaryOp::erf: return erf(x);
       default: break;
     }
   }
   switch (op) {
     case UnaryOp::neg: return static_cast<T>(-x);
     case UnaryOp::abs: return x < T(0) ? static_cast<T>(-x) : x;
+    case UnaryOp::sign:
+      if (x != x) return x;
+      return static_cast<T>((T(0) < x) - (x < T(0)));
     case UnaryOp::clamp:
       if (x != x) return x;
       return x < lo ? (lo > hi ? hi : lo) : (x > hi ? hi : x);

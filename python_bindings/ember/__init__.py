@@ -14,7 +14,7 @@ from ._C import (  # noqa: F401
     FormatError, IOError, CudaError, CudnnError, CublasError,
     tensor, from_numpy, from_dlpack, manual_seed, initial_seed, promote_types,
     memory_stats, reset_peak_memory_stats, empty_cache,
-    add, sub, mul, div, pow, neg, exp, log, sqrt, rsqrt, abs, clamp, maximum, minimum, where,
+    add, sub, mul, div, pow, neg, exp, log, sqrt, rsqrt, abs, clamp, maximum, minimum,
     eq, ne, lt, le, gt, ge, matmul, mm, bmm, transpose, permute, reshape, flatten, cat, stack,
     detach, broadcast_shapes,
     conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, relu, leaky_relu, sigmoid,
@@ -23,11 +23,25 @@ from ._C import (  # noqa: F401
     save, is_grad_enabled, set_grad_enabled,
 )
 from . import _tensor  # noqa: F401  (Python-side Tensor methods)
+from . import _ops  # noqa: F401  (indexing, sorting, in-place and more Tensor methods)
 from ._factories import (  # noqa: F401
     zeros, ones, empty, full, arange, rand, randn, zeros_like, ones_like, full_like, empty_like,
     rand_like, randn_like, as_tensor,
 )
 from ._reductions import sum, mean, max, min, amax, amin, argmax, argmin, std, var  # noqa: F401
+from ._C import (  # noqa: F401
+    gather, index_select, take_along_dim, masked_select, masked_fill, scatter, scatter_add,
+    index_add, index_put, nonzero, argsort, cumsum, cumprod, flip, roll, narrow, split, chunk,
+    unbind, movedim, tile, repeat_interleave, tril, triu, sign, floor, ceil, round, trunc, sin,
+    cos, erf, fmod, remainder, lerp, isnan, isinf, isfinite, logical_not, any, all, logsumexp,
+    outer, addmm, baddbmm,
+)
+from ._ops import (  # noqa: F401
+    sort, topk, kthvalue, unique, msort, where, einsum, norm, clip, randint, randperm, linspace,
+    logspace, eye, return_types,
+)
+from . import linalg  # noqa: F401
+moveaxis = movedim
 from .autograd import no_grad, enable_grad  # noqa: F401
 from .serialization import load  # noqa: F401
 from ._runtime import doctor  # noqa: F401
@@ -40,4 +54,5 @@ __version__ = "0.1.0"
 
 # `from ember import *` must not shadow the built-in exceptions and types.
 __all__ = [n for n in dir() if not n.startswith("_") and n not in
-           ("IndexError", "ValueError", "IOError", "bool", "sum", "max", "min", "abs", "pow")]
+           ("IndexError", "ValueError", "IOError", "bool", "sum", "max", "min", "abs", "pow",
+            "any", "all", "round")]

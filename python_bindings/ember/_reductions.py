@@ -11,14 +11,12 @@ def mean(input, dim=None, keepdim=False):
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001
-    if isinstance(dim, _C.Tensor):  # ember.max(a, b): elementwise, as torch.max
-        return _C.maximum(input, dim)
+    """The largest element; with dim, the named tuple (values, indices); with a tensor as the
+    second argument, the elementwise maximum (as torch.max)."""
     return input.max(dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):  # noqa: A001
-    if isinstance(dim, _C.Tensor):
-        return _C.minimum(input, dim)
     return input.min(dim, keepdim)
 
 

@@ -42,8 +42,9 @@ pb::array to_numpy(const Tensor& t, const pb::handle& base);
 // A NumPy dtype for an Ember dtype (TypeError for bfloat16).
 pb::dtype numpy_dtype(DType t);
 
-// The items of a Python index (int, slice, None, Ellipsis or a tuple of them), for ember::index.
-std::vector<TensorIndex> index_items(const pb::handle& index);
+// The items of a Python index (int, slice, None, Ellipsis, bool, tensor, list or array of
+// indices, or a tuple of them), for ember::index; lists and arrays become tensors on `device`.
+std::vector<TensorIndex> index_items(const pb::handle& index, Device device);
 
 void init_errors(pb::module_& m);
 void init_tensor(pb::module_& m);
@@ -51,6 +52,7 @@ void init_tensor_methods(pb::class_<Tensor>& cls);
 void init_create(pb::module_& m);
 void init_interop(pb::module_& m, pb::class_<Tensor>& cls);
 void init_ops(pb::module_& m);
+void init_tensor_ops(pb::module_& m);
 void init_nn_ops(pb::module_& m);
 void init_autograd(pb::module_& m);
 void init_nn(pb::module_& m);

@@ -8,6 +8,7 @@ PYBIND11_MODULE(_C, m) {
   ember::py::init_tensor(m);
   ember::py::init_create(m);
   ember::py::init_ops(m);
+  ember::py::init_tensor_ops(m);
   ember::py::init_nn_ops(m);
   ember::py::init_autograd(m);
   ember::py::init_nn(m);

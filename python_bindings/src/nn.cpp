@@ -91,6 +91,16 @@ void init_nn(pb::module_& m) {
   m.def("_Linear", [](int64_t in, int64_t out, bool bias) -> std::shared_ptr<Module> {
     return std::make_shared<nn::Linear>(in, out, bias);
   });
+  m.def("_Embedding", [](int64_t num, int64_t dim, const pb::object& padding_idx,
+                         const pb::object& max_norm, double norm_type,
+                         bool scale_grad_by_freq) -> std::shared_ptr<Module> {
+    nn::EmbeddingOptions o;
+    if (!padding_idx.is_none()) o.padding_idx = padding_idx.cast<int64_t>();
+    if (!max_norm.is_none()) o.max_norm = max_norm.cast<double>();
+    o.norm_type = norm_type;
+    o.scale_grad_by_freq = scale_grad_by_freq;
+    return std::make_shared<nn::Embedding>(num, dim, o);
+  });
   m.def("_Conv2d",
         [](int64_t in, int64_t out, int64_t k, const pb::object& stride, const pb::object& padding,
            const pb::object& dilation, int64_t groups, bool bias) -> std::shared_ptr<Module> {

@@ -145,7 +145,9 @@ void init_ops(pb::module_& m) {
     return pb::tuple(pb::cast(std::vector<int64_t>(s)));
   });
   m.def("_index",
-        [](const Tensor& t, const pb::handle& idx) { return index(t, index_items(idx)); });
+        [](const Tensor& t, const pb::handle& idx) {
+          return index(t, index_items(idx, t.device()));
+        });
   m.def("_expand", [](const Tensor& t, const Shape& shape) { return expand(t, shape); });
   m.def("_amax", [](const Tensor& t, const pb::object& dim, bool keepdim, bool is_max) {
     return is_max ? amax(t, dims_arg(dim), keepdim) : amin(t, dims_arg(dim), keepdim);

@@ -63,19 +63,22 @@ Tensor t_ge(const Tensor& a, const Tensor& b) {
   return ops::ge(a, b);
 }
 
-// In-place arithmetic writes into the tensor's memory, which autograd cannot follow for a leaf
-// that requires grad (as in PyTorch).
+Tensor t_remainder(const Tensor& a, const Tensor& b) {
+  return remainder(a, b);
+}
+// a // b: floor(a / b); integers divide in float64 and convert back (exact below 2^53).
+Tensor t_floordiv(const Tensor& a, const Tensor& b) {
+  const DType t = promote_types(a.dtype(), b.dtype());
+  if (is_floating(t)) return floor(div(a, b));
+  return floor(div(a.to(kFloat64), b.to(kFloat64))).to(t);
+}
+
+// a (op)= b: an in-place op, which autograd follows (Note [In-place ops] in autograd/inplace.h).
 template <Binary F>
 Tensor& inplace(Tensor& a, const pb::object& b) {
-  if (GradMode::is_enabled() && a.requires_grad())
-    throw pb::value_error(
-        "a tensor that requires grad is being used in an in-place operation; "
-        "wrap it in `with ember.no_grad():` or use an out-of-place op");
-  Tensor r = F(a, as_tensor_like(b, a));
-  EMBER_CHECK_DTYPE(promote_types(a.dtype(), r.dtype()) == a.dtype(), "in-place op: result dtype ",
-                    r.dtype(), " cannot be stored in a ", a.dtype(), " tensor");
-  a.copy_(r);
-  return a;
+  const Tensor other = as_tensor_like(b, a);
+  return apply_inplace("in-place op", a, {other},
+                       [&](const Tensor& self) { return F(self, other); });
 }
 
 pb::object grad_of(const Tensor& t) {
@@ -86,7 +89,7 @@ pb::object grad_of(const Tensor& t) {
 
 }  // namespace
 
-std::vector<TensorIndex> index_items(const pb::handle& index) {
+std::vector<TensorIndex> index_items(const pb::handle& index, Device device) {
   std::vector<pb::handle> items;
   if (pb::isinstance<pb::tuple>(index)) {
     for (auto it : index.cast<pb::tuple>()) items.push_back(it);
@@ -104,12 +107,24 @@ std::vector<TensorIndex> index_items(const pb::handle& index) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(it.ptr(), &start, &stop, &step) < 0) throw pb::error_already_set();
       out.emplace_back(Slice{start, stop, step});
+    } else if (pb::isinstance<Tensor>(it)) {
+      out.emplace_back(it.cast<Tensor>());
+    } else if (pb::isinstance<pb::bool_>(it)) {
+      out.emplace_back(full({}, it.cast<bool>() ? 1.0 : 0.0, {kBool, device}));
     } else if (pb::isinstance<pb::int_>(it) || pb::hasattr(it, "__index__")) {
       out.emplace_back(pb::int_(pb::reinterpret_borrow<pb::object>(it)).cast<int64_t>());
+    } else if (pb::isinstance<pb::list>(it) || pb::isinstance<pb::array>(it) ||
+               pb::hasattr(it, "__array__")) {
+      // A sequence of indices (or of bools: a mask), as a tensor on the indexed tensor's device.
+      Tensor t = tensor_from_py(it, pb::none(), device);
+      if (t.numel() == 0 && is_floating(t.dtype())) t = t.to(kInt64);  // x[[]]
+      EMBER_CHECK_DTYPE(!is_floating(t.dtype()), "index: tensors used as indices must be int64, ",
+                        "int32 or bool (a mask), got ", t.dtype());
+      out.emplace_back(t);
     } else {
       throw pb::type_error(
-          "only integers, slices (':'), None and Ellipsis ('...') are valid tensor "
-          "indices, got " +
+          "only integers, slices (':'), None, Ellipsis ('...'), bools, and integer or bool "
+          "tensors (or lists and arrays of them) are valid tensor indices, got " +
           std::string(pb::str(it.get_type().attr("__name__"))));
     }
   }
@@ -204,19 +219,14 @@ void init_tensor(pb::module_& m) {
              return static_cast<int64_t>(t.item());
            })
       .def("__getitem__",
-           [](const Tensor& t, const pb::object& idx) { return index(t, index_items(idx)); })
+           [](const Tensor& t, const pb::object& idx) {
+             return index(t, index_items(idx, t.device()));
+           })
       .def("__setitem__",
            [](Tensor& t, const pb::object& idx, const pb::object& value) {
-             if (GradMode::is_enabled() && t.requires_grad() && is_leaf(t))
-               throw pb::value_error(
-                   "a leaf tensor that requires grad is being used in an in-place "
-                   "operation; wrap it in `with ember.no_grad():`");
-             Tensor view;
-             {
-               NoGradGuard no_grad;  // the write below is not differentiated
-               view = index(t, index_items(idx));
-             }
-             view.copy_(as_tensor_like(value, t));
+             Tensor v = as_tensor_like(value, t);
+             if (v.device() != t.device()) v = v.to(t.device());
+             index_put_(t, index_items(idx, t.device()), v);
            })
       .def("__add__", &bin<t_add>)
       .def("__radd__", &rbin<t_add>)
@@ -250,7 +260,13 @@ void init_tensor(pb::module_& m) {
       .def("__iadd__", &inplace<t_add>, pb::return_value_policy::reference_internal)
       .def("__isub__", &inplace<t_sub>, pb::return_value_policy::reference_internal)
       .def("__imul__", &inplace<t_mul>, pb::return_value_policy::reference_internal)
-      .def("__itruediv__", &inplace<t_div>, pb::return_value_policy::reference_internal);
+      .def("__itruediv__", &inplace<t_div>, pb::return_value_policy::reference_internal)
+      .def("__mod__", &bin<t_remainder>)
+      .def("__rmod__", &rbin<t_remainder>)
+      .def("__imod__", &inplace<t_remainder>, pb::return_value_policy::reference_internal)
+      .def("__floordiv__", &bin<t_floordiv>)
+      .def("__rfloordiv__", &rbin<t_floordiv>)
+      .def("__ifloordiv__", &inplace<t_floordiv>, pb::return_value_policy::reference_internal);
   init_tensor_methods(cls);
   init_interop(m, cls);
 }

@@ -5,5 +5,6 @@ from .layers import (  # noqa: F401
     Dropout, ReLU, LeakyReLU, Sigmoid, Tanh, GELU, SiLU, ELU, Softplus, Hardtanh, ReLU6, Identity,
     CrossEntropyLoss, NLLLoss, MSELoss, model,
 )
+from .sparse import Embedding  # noqa: F401
 from . import functional, init, utils  # noqa: F401
 from .utils import fuse_for_inference  # noqa: F401

@@ -4,3 +4,5 @@ from .._C import (  # noqa: F401
     tanh, gelu, silu, elu, softplus, hardtanh, relu6, dropout, linear, softmax, log_softmax,
     cross_entropy, nll_loss, mse_loss, binary_cross_entropy, binary_cross_entropy_with_logits,
 )
+from .._C import one_hot  # noqa: F401,E402
+from .sparse import embedding  # noqa: F401,E402

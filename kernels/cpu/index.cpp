@@ -1,0 +1,231 @@
+// Indexing on the cpu (kernels/index_shape.h): gathers through index tensors in parallel,
+// scatters in position order on the calling thread (so repeated indices combine in the order a
+// reader of the loop expects), and nonzero's coordinates.
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/cpu/loops.h"
+#include "kernels/kernel_table.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+constexpr int kOps = 2 + kMaxDims;
+
+// The byte-strided loop over `it`: operand 0 (the data tensor that is not indexed) and 1 (the
+// indexed tensor) in elements of `elem` bytes, the index tensors in int64.
+StridedLoop<kOps> loop_of(const IndexIteration& it, int64_t elem) {
+  const std::vector<int64_t> sizes(it.sizes, it.sizes + it.ndim);
+  std::array<std::vector<int64_t>, kOps> strides;
+  for (int k = 0; k < kOps; ++k) {
+    const int64_t bytes = k < 2 ? elem : int64_t{sizeof(int64_t)};
+    strides[k].resize(sizes.size());
+    for (int d = 0; d < it.ndim; ++d) strides[k][d] = it.strides[k][d] * bytes;
+  }
+  return StridedLoop<kOps>(sizes, strides);
+}
+
+std::array<char*, kOps> bases(const IndexPointers& idx, const void* data, const void* indexed) {
+  std::array<char*, kOps> b{};
+  b[0] = static_cast<char*>(const_cast<void*>(data));
+  b[1] = static_cast<char*>(const_cast<void*>(indexed));
+  for (int k = 0; k < kMaxDims; ++k)
+    b[2 + k] = reinterpret_cast<char*>(const_cast<int64_t*>(idx.p[k]));
+  return b;
+}
+
+// The element offset that the index values at p address, or -1 when one is out of range.
+inline int64_t indexed_offset(const IndexedDims& dims, const std::array<char*, kOps>& p) {
+  int64_t off = 0;
+  for (int k = 0; k < dims.count; ++k) {
+    int64_t v = *reinterpret_cast<const int64_t*>(p[2 + k]);
+    if (v < 0) v += dims.sizes[k];
+    if (v < 0 || v >= dims.sizes[k]) return -1;
+    off += v * dims.strides[k];
+  }
+  return off;
+}
+
+void lower_fault(uint64_t* fault, int64_t position) {
+  const uint64_t f = ~static_cast<uint64_t>(position);
+#pragma omp critical(ember_index_fault)
+  if (f > *fault) *fault = f;
+}
+
+template <typename E>
+void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointers& idx,
+            void* out, const void* src, uint64_t* fault) {
+  const StridedLoop<kOps> loop = loop_of(it, sizeof(E));
+  const int64_t n = loop.inner_size();
+  const auto st = loop.inner_strides();
+  const auto base = bases(idx, out, src);
+  // A run of `len` positions from `first`, with operand pointers at its first position.
+  auto run = [&](std::array<char*, kOps> p, int64_t first, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t off = indexed_offset(dims, p);
+      if (off < 0)
+        lower_fault(fault, first + j);
+      else
+        *reinterpret_cast<E*>(p[0]) = reinterpret_cast<const E*>(p[1])[off];
+      for (int k = 0; k < 2 + dims.count; ++k) p[k] += st[k];
+    }
+  };
+  const int64_t outer = loop.outer_count();
+  auto at = [&](int64_t k) {
+    const auto off = loop.outer_offsets(k);
+    std::array<char*, kOps> p;
+    for (int i = 0; i < kOps; ++i) p[i] = base[i] + off[i];
+    return p;
+  };
+  if (outer == 1) {
+    parallel_range(n, [&](int64_t lo, int64_t len) {
+      std::array<char*, kOps> p = at(0);
+      for (int i = 0; i < kOps; ++i) p[i] += lo * st[i];
+      run(p, lo, len);
+    });
+    return;
+  }
+  if (outer * n < kParallelGrain || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    for (int64_t k = 0; k < outer; ++k) run(at(k), k * n, n);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < outer; ++k) run(at(k), k * n, n);
+}
+
+// Note [Parallel scatter on the cpu]
+// Positions that differ along an iteration dim where the destination has a stride (one of the
+// destination's own dims, not one the index tensors replace) write different elements, whatever
+// the index values: their destination coordinates differ in that dim. So such a dim is split
+// between threads, each walking its part of the positions in row-major order: every element
+// still sees its writes in position order, and the result is the serial one.
+int split_dim(const IndexIteration& it, int64_t positions) {
+  if (positions < kParallelGrain || omp_get_max_threads() == 1 || omp_in_parallel()) return -1;
+  for (int d = 0; d < it.ndim; ++d)
+    if (it.strides[1][d] != 0 && it.sizes[d] >= 2 * omp_get_max_threads()) return d;
+  return -1;
+}
+
+// Writes value v (a position's source element) to its target, the way `mode` combines them.
+template <typename T>
+inline void combine(ScatterMode mode, T* target, T v) {
+  using C = compute_t<T>;
+  if (mode == ScatterMode::assign)
+    *target = v;
+  else if constexpr (std::is_same_v<T, bool>)
+    *target = *target || v;
+  else
+    *target = static_cast<T>(static_cast<C>(*target) + static_cast<C>(v));
+}
+
+// Positions in row-major order (Note [Scatter order]): the last write wins (assign) or each value
+// is added in turn (add); in parallel over a dim where Note [Parallel scatter on the cpu] allows.
+template <typename T>
+void scatter(ScatterMode mode, const IndexIteration& it, const IndexedDims& dims,
+             const IndexPointers& idx, void* dst, const void* src, uint64_t* fault) {
+  const auto base = bases(idx, src, dst);
+  if (mode == ScatterMode::add && kIsHalf<T>) {
+    // Each touched element accumulates in float and rounds once, as on a GPU.
+    std::unordered_map<T*, float> acc;
+    int64_t position = 0;
+    loop_of(it, sizeof(T)).run(base, [&](std::array<char*, kOps> p, const auto& st, int64_t n) {
+      for (int64_t j = 0; j < n; ++j, ++position) {
+        const int64_t off = indexed_offset(dims, p);
+        if (off < 0) {
+          lower_fault(fault, position);
+        } else {
+          T* target = reinterpret_cast<T*>(p[1]) + off;
+          auto [slot, fresh] = acc.try_emplace(target, 0.0f);
+          if (fresh) slot->second = static_cast<float>(*target);
+          slot->second += static_cast<float>(*reinterpret_cast<const T*>(p[0]));
+        }
+        for (int k = 0; k < 2 + dims.count; ++k) p[k] += st[k];
+      }
+    });
+    for (const auto& [target, v] : acc) *target = T(v);
+    return;
+  }
+  // The positions of `sub` (the iteration space without dim d, or all of it for d < 0), from the
+  // operand pointers `at`; `full(q)` turns a position of sub into one of the whole space.
+  auto walk = [&](const StridedLoop<kOps>& sub, const std::array<char*, kOps>& at, auto&& full) {
+    int64_t q = 0;
+    sub.run(at, [&](std::array<char*, kOps> p, const auto& st, int64_t n) {
+      for (int64_t j = 0; j < n; ++j, ++q) {
+        const int64_t off = indexed_offset(dims, p);
+        if (off < 0)
+          lower_fault(fault, full(q));
+        else
+          combine(mode, reinterpret_cast<T*>(p[1]) + off, *reinterpret_cast<const T*>(p[0]));
+        for (int k = 0; k < 2 + dims.count; ++k) p[k] += st[k];
+      }
+    });
+  };
+  const int d = split_dim(it, it.numel());
+  if (d < 0) {
+    walk(loop_of(it, sizeof(T)), base, [](int64_t q) { return q; });
+    return;
+  }
+  IndexIteration rest = it;  // the space without dim d
+  rest.sizes[d] = 1;
+  int64_t inner = 1;
+  for (int k = d + 1; k < it.ndim; ++k) inner *= it.sizes[k];
+  const StridedLoop<kOps> sub = loop_of(rest, sizeof(T));
+  const int64_t size = it.sizes[d];
+#pragma omp parallel for schedule(static)
+  for (int64_t a = 0; a < size; ++a) {
+    std::array<char*, kOps> at = base;
+    for (int k = 0; k < kOps; ++k)
+      at[k] += a * it.strides[k][d] * (k < 2 ? int64_t{sizeof(T)} : int64_t{sizeof(int64_t)});
+    walk(sub, at, [&](int64_t q) { return (q / inner * size + a) * inner + q % inner; });
+  }
+}
+
+}  // namespace
+
+void index_gather(int elem_bytes, const IndexIteration& it, const IndexedDims& dims,
+                  const IndexPointers& idx, void* out, const void* src, uint64_t* fault, Stream) {
+  switch (elem_bytes) {
+    case 1:
+      return gather<uint8_t>(it, dims, idx, out, src, fault);
+    case 2:
+      return gather<uint16_t>(it, dims, idx, out, src, fault);
+    case 4:
+      return gather<uint32_t>(it, dims, idx, out, src, fault);
+    case 8:
+      return gather<uint64_t>(it, dims, idx, out, src, fault);
+    default:
+      EMBER_THROW(ValueError, "index_gather: elements of ", elem_bytes, " bytes");
+  }
+}
+
+size_t index_scatter_workspace_bytes(const IndexIteration&) {
+  return 0;
+}
+
+void index_scatter(ScatterMode mode, DType t, const IndexIteration& it, const IndexedDims& dims,
+                   const IndexPointers& idx, void* dst, const void* src, uint64_t* fault, void*,
+                   size_t, Stream) {
+  dispatch_cpu_dtype(t, "index_scatter", [&](auto z) {
+    using T = decltype(z);
+    scatter<T>(mode, it, dims, idx, dst, src, fault);
+  });
+}
+
+void nonzero_coords(const NonzeroShape& s, int64_t n, const int64_t* prefix, int64_t* out,
+                    Stream) {
+  parallel_range(n, [&](int64_t lo, int64_t len) {
+    for (int64_t i = lo; i < lo + len; ++i) {
+      const int64_t before = i == 0 ? 0 : prefix[i - 1];
+      if (prefix[i] == before) continue;
+      int64_t* row = out + before * s.ndim;
+      for (int64_t d = s.ndim - 1, r = i; d >= 0; --d) {
+        row[d] = r % s.sizes[d];
+        r /= s.sizes[d];
+      }
+    }
+  });
+}
+
+}  // namespace ember::kernels::cpu
