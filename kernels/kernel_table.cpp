@@ -2,7 +2,9 @@
 #include "kernels/kernel_table.h"
 
 #include "ember/build_config.h"
+#include "kernels/kernel_trace.h"
 #include "runtime/error.h"
+#include "runtime/trace.h"
 
 namespace ember {
 
@@ -27,17 +29,18 @@ constexpr kernels::KernelTable kCudaKernels{EMBER_KERNEL_LIST(EMBER_KERNEL_ENTRY
 }  // namespace
 
 const kernels::KernelTable& kernels_for(Device d) {
+  const bool traced = trace::enabled();  // Note [Op trace]
   switch (d.type) {
     case DeviceType::CPU:
-      return kCpuKernels;
+      return traced ? kernels::traced_kernels(d) : kCpuKernels;
     case DeviceType::EMU:
       gpu::backend(d).set_device(d.index);
-      return kEmuKernels;
+      return traced ? kernels::traced_kernels(d) : kEmuKernels;
     case DeviceType::CUDA:
 #if EMBER_HAVE_CUDA
       gpu::require_device(d);  // a DeviceError saying why, where there is no usable GPU
       gpu::backend(d).set_device(d.index);
-      return kCudaKernels;
+      return traced ? kernels::traced_kernels(d) : kCudaKernels;
 #else
       break;
 #endif

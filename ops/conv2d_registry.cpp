@@ -19,6 +19,7 @@
 #include "ops/conv2d_cudnn.h"
 #include "ops/dispatch.h"
 #include "runtime/tensor.h"
+#include "runtime/trace.h"
 
 namespace ember::ops {
 
@@ -693,7 +694,12 @@ std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
     try {
       const size_t bytes = a->workspace_bytes(key);
       const Tensor ws = workspace(key.device(), bytes);
-      run(*a, ConvWorkspace{bytes > 0 ? ws.data_ptr() : nullptr, bytes});
+      {
+        // The algorithm as one event around its kernels' (Note [Op trace]).
+        trace::Scope traced("conv2d", "conv2d " + a->name(), key.device(),
+                            trace::enabled() ? conv_key_string(key) : std::string());
+        run(*a, ConvWorkspace{bytes > 0 ? ws.data_ptr() : nullptr, bytes});
+      }
       return a->name();
     } catch (const ConvNotSupported& e) {
       failure = e.what();

@@ -1,6 +1,8 @@
 // Ops that run on cuDNN where it serves, else on Ember's kernel (ops/cudnn_ops.h).
 #include "ops/cudnn_ops.h"
 
+#include "runtime/trace.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -92,7 +94,12 @@ bool dispatch(CudnnOp op, Device device, const std::function<std::string()>& key
       return false;
     }
   }
-  const bool ran = on_cudnn(h, false);
+  bool ran;
+  {
+    trace::Scope traced("library", "cudnn", device,
+                        trace::enabled() ? key() : std::string());  // Note [Op trace]
+    ran = on_cudnn(h, false);
+  }
   log_once(op, ran, ran ? "" : "a case cuDNN lacks");
   if (!ran) ember(false);
   return ran;

@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "ember/build_config.h"
 #include "ops/checks.h"
 #include "ops/dispatch.h"
 #include "ops/elementwise.h"
+#include "runtime/trace.h"
 #if EMBER_HAVE_CUBLAS
 #include "ops/cublas/gemm.h"
 #endif
@@ -59,11 +61,22 @@ bool on_cublas(const char* op, Device d, const GemmShape& g) {
 #endif
 }
 
+#if EMBER_HAVE_CUBLAS
+// A library call's line in the op trace (Note [Op trace]): dtype and sizes.
+std::string gemm_trace(DType t, const GemmShape& g) {
+  if (!trace::enabled()) return {};
+  std::ostringstream os;
+  os << dtype_name(t) << " m=" << g.m << " n=" << g.n << " k=" << g.k << " batch=" << g.batch;
+  return os.str();
+}
+#endif
+
 // Runs C = A x B (float32 or float64) on `d` through cuBLAS or the device's own kernel.
 void gemm_run(const char* op, DType t, Device d, const GemmShape& g, const void* a, const void* b,
               void* c) {
   if (on_cublas(op, d, g)) {
 #if EMBER_HAVE_CUBLAS
+    trace::Scope traced("library", "cublas gemm", d, gemm_trace(t, g));  // Note [Op trace]
     return cublas::gemm_batched(t, g, a, b, c, d.index, stream_of(d));
 #endif
   }
@@ -84,6 +97,7 @@ bool gemm_half(const char* op, const Tensor& a, const Tensor& b, const GemmShape
   tc.in = tc.out = a.dtype();
   if (on_cublas(op, d, g)) {
 #if EMBER_HAVE_CUBLAS
+    trace::Scope traced("library", "cublas gemm_ex", d, gemm_trace(a.dtype(), g));
     cublas::gemm_tc(tc, a.data_ptr(), b.data_ptr(), out.data_ptr(), d.index, stream_of(d));
     return true;
 #endif

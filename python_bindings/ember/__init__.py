@@ -41,6 +41,7 @@ from ._ops import (  # noqa: F401
     logspace, eye, return_types,
 )
 from . import linalg  # noqa: F401
+from ._trace import trace  # noqa: F401
 moveaxis = movedim
 from .autograd import no_grad, enable_grad  # noqa: F401
 from .serialization import load  # noqa: F401

@@ -3,6 +3,7 @@
 // is differentiable). The Python layer (ember/_ops.py) adds the Tensor methods, the named-tuple
 // results and the in-place `op_` forms.
 #include "common.h"
+#include "runtime/trace.h"
 
 namespace ember::py {
 namespace {
@@ -222,6 +223,10 @@ void init_tensor_ops(pb::module_& m) {
   m.def("_einsum", [](const std::string& eq, const std::vector<Tensor>& operands) {
     return einsum(eq, operands);
   });
+  // The op trace (Note [Op trace] in runtime/trace.h).
+  m.def("_trace_start", [](const std::string& target) { trace::start(target); });
+  m.def("_trace_stop", [] { return trace::stop(); });
+  m.def("_trace_enabled", [] { return trace::enabled(); });
   // In-place ops: f(snapshot) gives the new values (Note [In-place ops]).
   m.def("_apply_inplace", [](Tensor& x, const std::string& op, const std::vector<Tensor>& others,
                              const pb::function& f) -> Tensor& {
