@@ -63,6 +63,23 @@ void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointe
   const auto base = bases(idx, out, src);
   // A run of `len` positions from `first`, with operand pointers at its first position.
   auto run = [&](std::array<char*, kOps> p, int64_t first, int64_t len) {
+    if (dims.count == 1) {  // one index tensor, the common case: typed, with nothing reloaded
+      const int64_t size = dims.sizes[0], stride = dims.strides[0];
+      const int64_t so = st[0] / int64_t{sizeof(E)}, ss = st[1] / int64_t{sizeof(E)};
+      const int64_t si = st[2] / int64_t{sizeof(int64_t)};
+      E* o = reinterpret_cast<E*>(p[0]);
+      const E* x = reinterpret_cast<const E*>(p[1]);
+      const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+      for (int64_t j = 0; j < len; ++j) {
+        int64_t v = ix[j * si];
+        if (v < 0) v += size;
+        if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size))
+          lower_fault(fault, first + j);
+        else
+          o[j * so] = x[j * ss + v * stride];
+      }
+      return;
+    }
     for (int64_t j = 0; j < len; ++j) {
       const int64_t off = indexed_offset(dims, p);
       if (off < 0)
@@ -152,6 +169,23 @@ void scatter(ScatterMode mode, const IndexIteration& it, const IndexedDims& dims
   auto walk = [&](const StridedLoop<kOps>& sub, const std::array<char*, kOps>& at, auto&& full) {
     int64_t q = 0;
     sub.run(at, [&](std::array<char*, kOps> p, const auto& st, int64_t n) {
+      if (dims.count == 1) {  // one index tensor: typed, with nothing reloaded
+        const int64_t size = dims.sizes[0], stride = dims.strides[0];
+        const int64_t ss = st[0] / int64_t{sizeof(T)}, sd = st[1] / int64_t{sizeof(T)};
+        const int64_t si = st[2] / int64_t{sizeof(int64_t)};
+        const T* x = reinterpret_cast<const T*>(p[0]);
+        T* d = reinterpret_cast<T*>(p[1]);
+        const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+        for (int64_t j = 0; j < n; ++j, ++q) {
+          int64_t v = ix[j * si];
+          if (v < 0) v += size;
+          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size))
+            lower_fault(fault, full(q));
+          else
+            combine(mode, d + j * sd + v * stride, x[j * ss]);
+        }
+        return;
+      }
       for (int64_t j = 0; j < n; ++j, ++q) {
         const int64_t off = indexed_offset(dims, p);
         if (off < 0)
