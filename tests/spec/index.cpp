@@ -285,10 +285,33 @@ TEST_CASE("repeated indices sum in position order: the same bits on every target
   const Tensor idx = random_index({3000}, 7, g, kCPU);
   Tensor expect = zeros({7});
   ops::index_put_(expect, {idx}, src, true);
+  // Large enough for the cpu to split the positions between threads (Note [Parallel scatter
+  // on the cpu]): scatter_add_ along dim 1 splits dim 0, index_add_ along dim 0 splits dim 1.
+  const Tensor src2 = random_tensor({64, 1000}, kFloat32, -1, 1, g);
+  const Tensor idx2 = random_index({64, 1000}, 9, g, kCPU);
+  Tensor expect2 = zeros({64, 9});
+  ops::scatter_(expect2, 1, idx2, src2, true);
+  const Tensor rows = random_index({20000}, 5, g, kCPU);
+  const Tensor src3 = random_tensor({20000, 4}, kFloat32, -1, 1, g);
+  Tensor expect3 = zeros({5, 4});
+  ops::index_add_(expect3, 0, rows, src3);
+  // The cpu's parallel result is the serial one: a plain loop in position order, in float.
+  std::vector<float> serial(64 * 9, 0.0f);
+  const std::vector<float> s2 = src2.to_vector<float>();
+  const std::vector<int64_t> i2 = idx2.to_vector<int64_t>();
+  for (int r = 0; r < 64; ++r)
+    for (int j = 0; j < 1000; ++j) serial[r * 9 + wrap(i2[r * 1000 + j], 9)] += s2[r * 1000 + j];
+  CHECK(expect2.to_vector<float>() == serial);
   for_each_target([&](Device dev) {
     Tensor got = zeros({7}, {kFloat32, dev});
     ops::index_put_(got, {idx.to(dev)}, src.to(dev), true);
     CHECK(got.to_vector<float>() == expect.to_vector<float>());
+    Tensor got2 = zeros({64, 9}, {kFloat32, dev});
+    ops::scatter_(got2, 1, idx2.to(dev), src2.to(dev), true);
+    CHECK(got2.to_vector<float>() == expect2.to_vector<float>());
+    Tensor got3 = zeros({5, 4}, {kFloat32, dev});
+    ops::index_add_(got3, 0, rows.to(dev), src3.to(dev));
+    CHECK(got3.to_vector<float>() == expect3.to_vector<float>());
   });
 }
 
