@@ -70,6 +70,33 @@ void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointe
       E* o = reinterpret_cast<E*>(p[0]);
       const E* x = reinterpret_cast<const E*>(p[1]);
       const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+      if (si == 0) {  // one index for the whole run (index_select, embedding): a row copy
+        int64_t v = ix[0];
+        if (v < -size || v >= size) {
+          lower_fault(fault, first);
+          return;
+        }
+        const E* row = x + (v < 0 ? v + size : v) * stride;
+        if (so == 1 && ss == 1) {
+          std::memcpy(o, row, static_cast<size_t>(len) * sizeof(E));
+        } else {
+          for (int64_t j = 0; j < len; ++j) o[j * so] = row[j * ss];
+        }
+        return;
+      }
+      // Check the run's indices first, so that the copy below is a loop with no branch.
+      bool in_range = true;
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t v = ix[j * si];
+        in_range &= v >= -size && v < size;
+      }
+      if (in_range) {
+        for (int64_t j = 0; j < len; ++j) {
+          const int64_t v = ix[j * si];
+          o[j * so] = x[j * ss + (v < 0 ? v + size : v) * stride];
+        }
+        return;
+      }
       for (int64_t j = 0; j < len; ++j) {
         int64_t v = ix[j * si];
         if (v < 0) v += size;
@@ -176,6 +203,23 @@ void scatter(ScatterMode mode, const IndexIteration& it, const IndexedDims& dims
         const T* x = reinterpret_cast<const T*>(p[0]);
         T* d = reinterpret_cast<T*>(p[1]);
         const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+        if (si == 0 && sd == 1 && n > 1) {
+          // One index for the whole run (index_add, embedding's gradient): a row at a time.
+          const int64_t v = ix[0];
+          if (v < -size || v >= size) {
+            lower_fault(fault, full(q));
+            q += n;
+            return;
+          }
+          T* row = d + (v < 0 ? v + size : v) * stride;
+          if (ss == 1) {
+            for (int64_t j = 0; j < n; ++j) combine(mode, row + j, x[j]);
+          } else {
+            for (int64_t j = 0; j < n; ++j) combine(mode, row + j, x[j * ss]);
+          }
+          q += n;
+          return;
+        }
         for (int64_t j = 0; j < n; ++j, ++q) {
           int64_t v = ix[j * si];
           if (v < 0) v += size;
