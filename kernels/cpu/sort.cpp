@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/loops.h"
 #include "kernels/kernel_table.h"
+#include "kernels/scan_math.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -87,23 +88,11 @@ void scan_typed(ScanOp op, const ScanShape& s, const void* in, void* out) {
   });
 }
 
-// The GPU kernel's two walks (kernels/cuda/sort.cu), so every device gives the same values.
 template <typename T>
 void cumprod_backward_typed(const ScanShape& s, const T* x, const T* g, T* dx) {
   for_each_line(s, [&](int64_t o, int64_t j) {
     const int64_t base = o * s.n * s.inner + j;
-    double prefix = 1.0;
-    for (int64_t i = 0; i < s.n; ++i) {
-      dx[base + i * s.inner] = static_cast<T>(prefix);
-      prefix *= static_cast<double>(x[base + i * s.inner]);
-    }
-    double suffix = 0.0, next_x = 0.0;
-    for (int64_t i = s.n - 1; i >= 0; --i) {
-      const int64_t at = base + i * s.inner;
-      suffix = static_cast<double>(g[at]) + next_x * suffix;
-      next_x = static_cast<double>(x[at]);
-      dx[at] = static_cast<T>(static_cast<double>(dx[at]) * suffix);
-    }
+    cumprod_backward_line(s.n, s.inner, x + base, g + base, dx + base);
   });
 }
 

@@ -122,6 +122,28 @@ void dispatch_float_half(DType t, const char* op, F&& f) {
                               ": kernels exist for float32, float64, float16 and bfloat16 only");
 }
 
+// As dispatch_float_half, with int32 and int64 too: the dtypes the GPU backends compute in
+// (ops::check_compute_dtype); uint8 and bool as well where `bytes_too` (kernels that only move or
+// count them).
+template <typename F>
+void dispatch_compute(DType t, const char* op, F&& f, bool bytes_too = false) {
+  switch (t) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::f16: return f(__half{});
+    case DType::bf16: return f(__nv_bfloat16{});
+    case DType::i32: return f(int32_t{});
+    case DType::i64: return f(int64_t{});
+    case DType::u8:
+      if (bytes_too) return f(uint8_t{});
+      break;
+    case DType::b8:
+      if (bytes_too) return f(bool{});
+      break;
+  }
+  throw std::invalid_argument(std::string(op) + ": no GPU kernel for dtype " + dtype_name(t));
+}
+
 __device__ __forceinline__ int64_t global_thread() {
   return int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }

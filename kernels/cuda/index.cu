@@ -185,26 +185,11 @@ void index_scatter(ScatterMode mode, DType t, const IndexIteration& it, const In
   EMBER_LAUNCH(index_offsets_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream, it, dims, idx,
                n, unsorted, fault);
   sort_rows(DType::i64, SortShape{1, n, false}, unsorted, keys, order, sort_ws, sort_bytes, stream);
-  switch (t) {
-    case DType::f32:
-      return launch_runs<float>(mode, it, n, keys, order, dst, src, stream);
-    case DType::f64:
-      return launch_runs<double>(mode, it, n, keys, order, dst, src, stream);
-    case DType::i32:
-      return launch_runs<int32_t>(mode, it, n, keys, order, dst, src, stream);
-    case DType::i64:
-      return launch_runs<int64_t>(mode, it, n, keys, order, dst, src, stream);
-    case DType::f16:
-      return launch_runs<__half>(mode, it, n, keys, order, dst, src, stream);
-    case DType::bf16:
-      return launch_runs<__nv_bfloat16>(mode, it, n, keys, order, dst, src, stream);
-    case DType::u8:
-    case DType::b8:
-      if (mode == ScatterMode::assign)
-        return launch_runs<uint8_t>(mode, it, n, keys, order, dst, src, stream);
-      break;
-  }
-  throw std::invalid_argument("index_scatter: no kernel for this dtype");
+  // An assignment only moves elements, so it takes every dtype; a sum the compute dtypes.
+  dispatch_compute(
+      t, "index_scatter",
+      [&](auto z) { launch_runs<decltype(z)>(mode, it, n, keys, order, dst, src, stream); },
+      /*bytes_too=*/mode == ScatterMode::assign);
 }
 
 void nonzero_coords(const NonzeroShape& s, int64_t n, const int64_t* prefix, int64_t* out,

@@ -14,6 +14,7 @@
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/kernel_table.h"
+#include "kernels/scan_math.h"
 
 #include <cstdint>
 #include <limits>
@@ -259,27 +260,14 @@ void scan_typed(ScanOp op, const ScanShape& s, const void* in, void* out, gpu::S
   }
 }
 
-// One thread per column, two walks: from the front, dx_i = x_0 ... x_{i-1} (the prefix product,
-// rounded to T: float32 or float64, ops/ widens half types first); from the end,
-// S_i = g_i + x_{i+1} S_{i+1} in double and dx_i *= S_i. No division, so zeros in x are exact.
+// One thread per column (kernels/scan_math.h): ops/ widens half types to float32 first.
 template <typename T>
 __global__ void cumprod_backward_kernel(ScanShape s, const T* __restrict__ x,
                                         const T* __restrict__ g, T* __restrict__ dx) {
   const int64_t lines = s.outer * s.inner;
   for (int64_t l = global_thread(); l < lines; l += grid_threads()) {
     const int64_t base = (l / s.inner) * s.n * s.inner + l % s.inner;
-    double prefix = 1.0;
-    for (int64_t i = 0; i < s.n; ++i) {
-      dx[base + i * s.inner] = static_cast<T>(prefix);
-      prefix *= static_cast<double>(x[base + i * s.inner]);
-    }
-    double suffix = 0.0, next_x = 0.0;
-    for (int64_t i = s.n - 1; i >= 0; --i) {
-      const int64_t at = base + i * s.inner;
-      suffix = static_cast<double>(g[at]) + next_x * suffix;
-      next_x = static_cast<double>(x[at]);
-      dx[at] = static_cast<T>(static_cast<double>(dx[at]) * suffix);
-    }
+    cumprod_backward_line(s.n, s.inner, x + base, g + base, dx + base);
   }
 }
 
@@ -296,46 +284,16 @@ void sort_rows(DType t, const SortShape& s, const void* keys, void* sorted, int6
   if (s.rows == 0 || s.n == 0) return;
   if (workspace_bytes < sort_workspace_bytes(t, s))
     throw std::invalid_argument("sort_rows: workspace too small");
-  switch (t) {
-    case DType::f32:
-      return sort_typed<float>(s, keys, sorted, indices, workspace, stream);
-    case DType::f64:
-      return sort_typed<double>(s, keys, sorted, indices, workspace, stream);
-    case DType::i32:
-      return sort_typed<int32_t>(s, keys, sorted, indices, workspace, stream);
-    case DType::i64:
-      return sort_typed<int64_t>(s, keys, sorted, indices, workspace, stream);
-    case DType::f16:
-      return sort_typed<__half>(s, keys, sorted, indices, workspace, stream);
-    case DType::bf16:
-      return sort_typed<__nv_bfloat16>(s, keys, sorted, indices, workspace, stream);
-    default:
-      break;
-  }
-  throw std::invalid_argument("sort_rows: no kernel for this dtype");
+  dispatch_compute(t, "sort_rows", [&](auto z) {
+    sort_typed<decltype(z)>(s, keys, sorted, indices, workspace, stream);
+  });
 }
 
 void scan(ScanOp op, DType t, const ScanShape& s, const void* in, void* out, gpu::Stream stream) {
   if (s.outer == 0 || s.n == 0 || s.inner == 0) return;
-  switch (t) {
-    case DType::f32:
-      return scan_typed<float>(op, s, in, out, stream);
-    case DType::f64:
-      return scan_typed<double>(op, s, in, out, stream);
-    case DType::i32:
-      return scan_typed<int32_t>(op, s, in, out, stream);
-    case DType::i64:
-      return scan_typed<int64_t>(op, s, in, out, stream);
-    case DType::f16:
-      return scan_typed<__half>(op, s, in, out, stream);
-    case DType::bf16:
-      return scan_typed<__nv_bfloat16>(op, s, in, out, stream);
-    case DType::u8:
-      return scan_typed<uint8_t>(op, s, in, out, stream);
-    case DType::b8:
-      return scan_typed<bool>(op, s, in, out, stream);
-  }
-  throw std::invalid_argument("scan: no kernel for this dtype");
+  dispatch_compute(
+      t, "scan", [&](auto z) { scan_typed<decltype(z)>(op, s, in, out, stream); },
+      /*bytes_too=*/true);
 }
 
 void cumprod_backward(DType t, const ScanShape& s, const void* x, const void* g, void* dx,

@@ -224,18 +224,11 @@ _INPLACE = {
     "exp_": lambda s: _C.exp(s),
     "log_": lambda s: _C.log(s),
     "sqrt_": lambda s: _C.sqrt(s),
-    "floor_": lambda s: _C.floor(s),
-    "ceil_": lambda s: _C.ceil(s),
     "round_": lambda s, decimals=0: _C.round(s, decimals=decimals),
-    "trunc_": lambda s: _C.trunc(s),
-    "sign_": lambda s: _C.sign(s),
-    "sin_": lambda s: _C.sin(s),
-    "cos_": lambda s: _C.cos(s),
     "relu_": lambda s: _C.relu(s),
     "sigmoid_": lambda s: _C.sigmoid(s),
     "tanh_": lambda s: _C.tanh(s),
-    "fmod_": lambda s, other: _C.fmod(s, other),
-    "remainder_": lambda s, other: _C.remainder(s, other),
+
     "lerp_": lambda s, end, weight: _C.lerp(s, end, weight),
     "masked_fill_": lambda s, mask, value: _C.masked_fill(s, mask, value),
     "scatter_add_": lambda s, dim, index, src: _C.scatter_add(s, dim, index, src),
@@ -265,8 +258,23 @@ def _min(self, dim=None, keepdim=False):
     return return_types.min(*r) if isinstance(r, tuple) else r
 
 
+# Functions of one tensor (and of two, for the binary ones) that are also methods, with an
+# in-place form where PyTorch has one.
+_UNARY = ("sign", "floor", "ceil", "trunc", "sin", "cos", "erf", "isnan", "isinf", "isfinite",
+          "logical_not")
+_UNARY_INPLACE = ("sign", "floor", "ceil", "trunc", "sin", "cos", "erf")
+_BINARY = ("fmod", "remainder")
+
+
 def _install():
-    methods = {
+    methods = {}
+    for name in _UNARY + _BINARY:
+        fn = getattr(_C, name)
+        methods[name] = (lambda f: lambda self, *args: f(self, *args))(fn)
+    for name in _UNARY_INPLACE + _BINARY:
+        fn = getattr(_C, name)
+        _INPLACE[name + "_"] = (lambda f: lambda s, *args: f(s, *args))(fn)
+    methods.update({
         "max": _max,
         "min": _min,
         "gather": lambda self, dim, index: _C.gather(self, dim, index),
@@ -308,21 +316,9 @@ def _install():
         "tril": lambda self, diagonal=0: _C.tril(self, diagonal),
         "triu": lambda self, diagonal=0: _C.triu(self, diagonal),
         "expand_as": lambda self, other: self.expand(*other.shape),
-        "sign": lambda self: _C.sign(self),
-        "floor": lambda self: _C.floor(self),
-        "ceil": lambda self: _C.ceil(self),
         "round": lambda self, *, decimals=0: _C.round(self, decimals=decimals),
-        "trunc": lambda self: _C.trunc(self),
-        "sin": lambda self: _C.sin(self),
-        "cos": lambda self: _C.cos(self),
-        "erf": lambda self: _C.erf(self),
-        "fmod": lambda self, other: _C.fmod(self, other),
-        "remainder": lambda self, other: _C.remainder(self, other),
+
         "lerp": lambda self, end, weight: _C.lerp(self, end, weight),
-        "isnan": lambda self: _C.isnan(self),
-        "isinf": lambda self: _C.isinf(self),
-        "isfinite": lambda self: _C.isfinite(self),
-        "logical_not": lambda self: _C.logical_not(self),
         "any": lambda self, dim=None, keepdim=False: _C.any(self, dim, keepdim),
         "all": lambda self, dim=None, keepdim=False: _C.all(self, dim, keepdim),
         "logsumexp": lambda self, dim, keepdim=False: _C.logsumexp(self, dim, keepdim),
@@ -341,7 +337,7 @@ def _install():
         "scatter_": _scatter_,
         "index_put_": _index_put_,
         "index_fill_": _index_fill_,
-    }
+    })
     for name, fn in _INPLACE.items():
         methods[name] = _inplace(name, fn)
     for name, fn in methods.items():
