@@ -41,3 +41,11 @@ __version__ = "0.1.0"
 # `from ember import *` must not shadow the built-in exceptions and types.
 __all__ = [n for n in dir() if not n.startswith("_") and n not in
            ("IndexError", "ValueError", "IOError", "bool", "sum", "max", "min", "abs", "pow")]
+
+
+def __getattr__(name):
+    # ember.distributed loads MPI and NCCL: imported on first use, not with `import ember`.
+    if name == "distributed":
+        import importlib
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
