@@ -363,7 +363,7 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--bucket-mb", a->dist.bucket_mb,
                   "size of the gradient buckets all-reduced during the backward pass, in MB")
       ->capture_default_str()
-      ->transform(real_in(exclusive(0), inclusive(1048576)))
+      ->transform(real_in(exclusive(0), inclusive(65536)))
       ->needs(distributed);
   cmd->add_flag("--sync-bn", a->dist.sync_bn,
                 "batch-norm statistics over the global batch (SyncBatchNorm) instead of each "
