@@ -6,7 +6,8 @@
 // the measured numbers.
 //
 //   mpirun -np 2 build/bin/bench_dist --model resnet20 --batch 64 --threads 1
-//   RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 build/bin/bench_dist --backend nccl --device cuda
+//   RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 build/bin/bench_dist --backend nccl
+//   --device cuda
 #include <omp.h>
 
 #include <algorithm>
@@ -56,7 +57,8 @@ double median_ms(dist::ProcessGroup& g, Device d, int reps, const std::function<
     const auto t0 = std::chrono::steady_clock::now();
     f();
     sync(d);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
@@ -84,9 +86,10 @@ void write_profile(const Args& a, nn::Module& model, dist::DistributedDataParall
   FILE* f = std::fopen(a.profile.c_str(), "w");
   if (!f) throw std::runtime_error("cannot write " + a.profile);
   std::fprintf(f, "{\"model\": \"%s\", \"batch\": %lld, \"device\": \"%s\", \"threads\": %d,\n",
-               a.model.c_str(), static_cast<long long>(a.batch), a.device.str().c_str(), omp_get_max_threads());
-  std::fprintf(f, " \"forward_ms\": %.4f, \"backward_ms\": %.4f, \"optimizer_ms\": %.4f,\n", t1 - t0,
-               t2 - t1, t3 - t2);
+               a.model.c_str(), static_cast<long long>(a.batch), a.device.str().c_str(),
+               omp_get_max_threads());
+  std::fprintf(f, " \"forward_ms\": %.4f, \"backward_ms\": %.4f, \"optimizer_ms\": %.4f,\n",
+               t1 - t0, t2 - t1, t3 - t2);
   std::fprintf(f, " \"params\": [");
   for (size_t i = 0; i < params.size(); ++i)
     std::fprintf(f, "%s{\"bytes\": %lld, \"ready_ms\": %.4f}", i ? ", " : "",
@@ -95,7 +98,8 @@ void write_profile(const Args& a, nn::Module& model, dist::DistributedDataParall
   const auto buckets = ddp.reducer().bucket_indices();
   for (size_t b = 0; b < buckets.size(); ++b) {
     std::fprintf(f, "%s[", b ? ", " : "");
-    for (size_t k = 0; k < buckets[b].size(); ++k) std::fprintf(f, "%s%zu", k ? ", " : "", buckets[b][k]);
+    for (size_t k = 0; k < buckets[b].size(); ++k)
+      std::fprintf(f, "%s%zu", k ? ", " : "", buckets[b][k]);
     std::fprintf(f, "]");
   }
   std::fprintf(f, "]}\n");
@@ -115,11 +119,12 @@ int run(const Args& a) {
   auto say = [&](const char* fmt, auto... v) {
     if (main_rank) std::printf(fmt, v...);
   };
-  say("bench_dist: %d rank(s), backend %s, device %s, %d threads per rank\n", w, g->backend().c_str(),
-      a.device.str().c_str(), omp_get_max_threads());
+  say("bench_dist: %d rank(s), backend %s, device %s, %d threads per rank\n", w,
+      g->backend().c_str(), a.device.str().c_str(), omp_get_max_threads());
 
   // --- The gradient buckets of the model alone ---------------------------------------------
-  const nn::ModelSpec spec = a.model == "lenet" ? nn::ModelSpec{1, 8, 10} : nn::ModelSpec{3, a.image_size, 10};
+  const nn::ModelSpec spec =
+      a.model == "lenet" ? nn::ModelSpec{1, 8, 10} : nn::ModelSpec{3, a.image_size, 10};
   manual_seed(0);
   nn::ModulePtr model = nn::make_model(a.model, spec);
   model->to(a.device);
@@ -139,8 +144,9 @@ int run(const Args& a) {
   });
   const double algbw = static_cast<double>(total) / (reduce_ms * 1e-3) / 1e9;
   say("gradients: %s in %zu bucket(s) (cap %g MB); bucketed all-reduce: %.3f ms median, algbw "
-      "%.2f GB/s, busbw %.2f GB/s\n", format_bytes(total).c_str(), buckets.size(), a.bucket_mb,
-      reduce_ms, algbw, algbw * 2.0 * (w - 1) / w);
+      "%.2f GB/s, busbw %.2f GB/s\n",
+      format_bytes(total).c_str(), buckets.size(), a.bucket_mb, reduce_ms, algbw,
+      algbw * 2.0 * (w - 1) / w);
 
   // --- A training step without and with DDP, the same per-rank batch -------------------------
   Tensor x = randn({a.batch, spec.in_channels, spec.image_size, spec.image_size}).to(a.device);
@@ -184,19 +190,29 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : "";
-    if (k == "--backend") a.backend = v, ++i;
-    else if (k == "--model") a.model = v, ++i;
-    else if (k == "--device") a.device = Device::parse(v), ++i;
-    else if (k == "--batch") a.batch = std::atoll(v), ++i;
-    else if (k == "--bucket-mb") a.bucket_mb = std::atof(v), ++i;
-    else if (k == "--reps") a.reps = std::max(1, std::atoi(v)), ++i;
-    else if (k == "--threads") a.threads = std::atoi(v), ++i;
-    else if (k == "--profile") a.profile = v, ++i;
-    else if (k == "--image-size") a.image_size = std::atoll(v), ++i;
+    if (k == "--backend")
+      a.backend = v, ++i;
+    else if (k == "--model")
+      a.model = v, ++i;
+    else if (k == "--device")
+      a.device = Device::parse(v), ++i;
+    else if (k == "--batch")
+      a.batch = std::atoll(v), ++i;
+    else if (k == "--bucket-mb")
+      a.bucket_mb = std::atof(v), ++i;
+    else if (k == "--reps")
+      a.reps = std::max(1, std::atoi(v)), ++i;
+    else if (k == "--threads")
+      a.threads = std::atoi(v), ++i;
+    else if (k == "--profile")
+      a.profile = v, ++i;
+    else if (k == "--image-size")
+      a.image_size = std::atoll(v), ++i;
     else {
-      std::fprintf(stderr, "usage: bench_dist [--backend mpi|nccl] [--device cpu|cuda[:N]|emu] "
-                           "[--model resnet20|resnet50|lenet] [--image-size N] [--batch N] "
-                           "[--bucket-mb MB] [--reps N] [--threads N] [--profile FILE.json]\n");
+      std::fprintf(stderr,
+                   "usage: bench_dist [--backend mpi|nccl] [--device cpu|cuda[:N]|emu] "
+                   "[--model resnet20|resnet50|lenet] [--image-size N] [--batch N] "
+                   "[--bucket-mb MB] [--reps N] [--threads N] [--profile FILE.json]\n");
       return 2;
     }
   }

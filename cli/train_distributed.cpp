@@ -45,9 +45,10 @@ std::string DistributedTraining::describe() const {
   size_t total = 0;
   for (size_t b : buckets) total += b;
   return detail::str_cat("distributed: ", group_->size(), " ranks on ", group_->backend(), ", ",
-                         buckets.size(), " gradient bucket(s) of ", format_bytes(total), " in all (cap ",
-                         options_.bucket_mb, " MB), batch norm ",
-                         options_.sync_bn ? "synchronised (SyncBatchNorm, " + std::to_string(converted_bn_) + " layers)"
+                         buckets.size(), " gradient bucket(s) of ", format_bytes(total),
+                         " in all (cap ", options_.bucket_mb, " MB), batch norm ",
+                         options_.sync_bn ? "synchronised (SyncBatchNorm, " +
+                                                std::to_string(converted_bn_) + " layers)"
                                           : "per rank",
                          ", timeout ", options_.timeout_s, " s");
 }
@@ -62,7 +63,8 @@ std::vector<int64_t> DistributedTraining::share(const std::vector<int64_t>& glob
 }
 
 double DistributedTraining::loss_weight(int64_t share, int64_t global) const {
-  return static_cast<double>(world_size()) * static_cast<double>(share) / static_cast<double>(global);
+  return static_cast<double>(world_size()) * static_cast<double>(share) /
+         static_cast<double>(global);
 }
 
 std::vector<double> DistributedTraining::sum(const std::vector<double>& values) {

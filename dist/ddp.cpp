@@ -70,7 +70,8 @@ Reducer::Reducer(std::vector<Tensor> params, ProcessGroupPtr group, size_t cap,
   }
   ready_.assign(params_.size(), false);
   for (size_t k = 0; k < params_.size(); ++k)
-    hooks_.push_back(register_post_accumulate_grad_hook(params_[k], [this, k](const Tensor&) { on_grad(k); }));
+    hooks_.push_back(
+        register_post_accumulate_grad_hook(params_[k], [this, k](const Tensor&) { on_grad(k); }));
 }
 
 Reducer::~Reducer() {
@@ -101,7 +102,8 @@ void Reducer::on_grad(size_t k) {
   --b.pending;
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
     Bucket& nb = buckets_[next_launch_];
-    nb.work = group_->all_reduce(nb.flat, is_floating(nb.flat.dtype()) ? ReduceOp::avg : ReduceOp::sum);
+    nb.work =
+        group_->all_reduce(nb.flat, is_floating(nb.flat.dtype()) ? ReduceOp::avg : ReduceOp::sum);
     timeline_.push_back({Event::Kind::bucket_launched, next_launch_, now_ms()});
     ++next_launch_;
   }
@@ -145,7 +147,8 @@ std::vector<std::vector<size_t>> Reducer::bucket_indices() const {
 
 std::vector<size_t> Reducer::bucket_bytes() const {
   std::vector<size_t> out;
-  for (const Bucket& b : buckets_) out.push_back(static_cast<size_t>(b.flat.numel()) * b.flat.element_size());
+  for (const Bucket& b : buckets_)
+    out.push_back(static_cast<size_t>(b.flat.numel()) * b.flat.element_size());
   return out;
 }
 
@@ -157,8 +160,8 @@ void check_same_parameters(const NamedTensors& params, ProcessGroup& group) {
     elements += t.numel();
   }
   const uint64_t h = fnv1a(signature);
-  Tensor mine = from_vector<int64_t>({static_cast<int64_t>(params.size()), elements,
-                                      static_cast<int64_t>(h)});
+  Tensor mine = from_vector<int64_t>(
+      {static_cast<int64_t>(params.size()), elements, static_cast<int64_t>(h)});
   std::vector<Tensor> all;
   for (int r = 0; r < group.size(); ++r) all.push_back(empty({3}, kInt64));
   group.all_gather(all, mine)->wait();
@@ -171,10 +174,12 @@ void check_same_parameters(const NamedTensors& params, ProcessGroup& group) {
       diff << (count++ ? "; " : "") << "rank " << r << ": " << v[0] << " parameters, " << v[1]
            << " elements, checksum " << std::hex << static_cast<uint64_t>(v[2]) << std::dec;
   }
-  EMBER_CHECK_VALUE(count == 0, "DistributedDataParallel: the model's parameters (names, shapes, "
-                    "dtypes) differ across ranks: rank 0: ", ref[0], " parameters, ", ref[1],
-                    " elements, checksum ", std::hex, static_cast<uint64_t>(ref[2]), std::dec, "; ",
-                    diff.str(), ". Every rank must build the same model");
+  EMBER_CHECK_VALUE(count == 0,
+                    "DistributedDataParallel: the model's parameters (names, shapes, "
+                    "dtypes) differ across ranks: rank 0: ",
+                    ref[0], " parameters, ", ref[1], " elements, checksum ", std::hex,
+                    static_cast<uint64_t>(ref[2]), std::dec, "; ", diff.str(),
+                    ". Every rank must build the same model");
 }
 
 void broadcast_from_rank0(const std::vector<Tensor>& tensors, ProcessGroup& group) {
@@ -190,8 +195,10 @@ DistributedDataParallel::DistributedDataParallel(nn::ModulePtr module, ProcessGr
       group_(group ? std::move(group) : default_group_ptr()),
       options_(options) {
   EMBER_CHECK_VALUE(module_ != nullptr, "DistributedDataParallel: no module");
-  EMBER_CHECK_VALUE(options_.bucket_cap_mb > 0, "DistributedDataParallel: bucket_cap_mb must be "
-                    "positive, got ", options_.bucket_cap_mb);
+  EMBER_CHECK_VALUE(options_.bucket_cap_mb > 0,
+                    "DistributedDataParallel: bucket_cap_mb must be "
+                    "positive, got ",
+                    options_.bucket_cap_mb);
   register_module("module", module_);
   const NamedTensors named = module_->named_parameters();
   check_same_parameters(named, *group_);

@@ -89,7 +89,7 @@ class Reducer {
 };
 
 struct DdpOptions {
-  double bucket_cap_mb = 25.0;   // PyTorch's default
+  double bucket_cap_mb = 25.0;    // PyTorch's default
   bool broadcast_buffers = true;  // rank 0's buffers (batch-norm statistics) before each forward
 };
 

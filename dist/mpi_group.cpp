@@ -26,7 +26,9 @@
 
 namespace ember::dist {
 
-std::string mpi_missing_reason() { return ""; }
+std::string mpi_missing_reason() {
+  return "";
+}
 
 namespace {
 
@@ -82,7 +84,8 @@ bool test_until(MPI_Request* req, Clock::time_point deadline, const char* what) 
     if (i < 16)
       std::this_thread::yield();
     else
-      std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 5 << std::min(i - 16, 8))));
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(std::min(1000, 5 << std::min(i - 16, 8))));
   }
 }
 
@@ -99,21 +102,29 @@ void wait_setup(MPI_Request req, Clock::time_point deadline, const char* what,
   if (!test_until(&req, deadline, what)) {
     g_broken = true;
     EMBER_THROW(DistError, "init_process_group: ", what, " did not complete within ",
-                timeout.count() / 1000.0, " s: some rank did not start, or started another "
+                timeout.count() / 1000.0,
+                " s: some rank did not start, or started another "
                 "program (every rank must call init_process_group)");
   }
 }
 
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
-    case DType::f32: return MPI_FLOAT;
-    case DType::f64: return MPI_DOUBLE;
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
     case DType::f16:
-    case DType::bf16: return MPI_UINT16_T;  // moved, never reduced (Note [Host copies ...])
-    case DType::i32: return MPI_INT32_T;
-    case DType::i64: return MPI_INT64_T;
-    case DType::u8: return MPI_UINT8_T;
-    case DType::b8: return MPI_C_BOOL;
+    case DType::bf16:
+      return MPI_UINT16_T;  // moved, never reduced (Note [Host copies ...])
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
+    case DType::u8:
+      return MPI_UINT8_T;
+    case DType::b8:
+      return MPI_C_BOOL;
   }
   return MPI_BYTE;
 }
@@ -122,18 +133,26 @@ MPI_Op mpi_op(ReduceOp op, DType t) {
   if (t == DType::b8) return op == ReduceOp::sum || op == ReduceOp::max ? MPI_LOR : MPI_LAND;
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg: return MPI_SUM;
-    case ReduceOp::product: return MPI_PROD;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::avg:
+      return MPI_SUM;
+    case ReduceOp::product:
+      return MPI_PROD;
+    case ReduceOp::min:
+      return MPI_MIN;
+    case ReduceOp::max:
+      return MPI_MAX;
   }
   return MPI_SUM;
 }
 
 // Copies src into the tensor dst refers to (a handle: the copy lands in dst's storage).
-void assign(Tensor dst, const Tensor& src) { dst.copy_(src); }
+void assign(Tensor dst, const Tensor& src) {
+  dst.copy_(src);
+}
 
-bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
+bool is_half(DType t) {
+  return t == DType::f16 || t == DType::bf16;
+}
 
 // A host tensor MPI can use for t: t itself on the cpu, else a host copy; widened to float32 for
 // reductions of halves.
@@ -144,7 +163,8 @@ Tensor stage(const Tensor& t, bool reduce) {
 }
 
 int count_of(const char* what, int64_t n) {
-  EMBER_CHECK_VALUE(n <= INT_MAX, what, ": ", n, " elements is more than MPI's int count; split "
+  EMBER_CHECK_VALUE(n <= INT_MAX, what, ": ", n,
+                    " elements is more than MPI's int count; split "
                     "the tensor");
   return static_cast<int>(n);
 }
@@ -184,8 +204,10 @@ class MpiWork final : public Work {
     if (done_) return true;
     int flag = 0;
     check_rc(MPI_Test(&req_, &flag, MPI_STATUS_IGNORE), what_.c_str());
-    if (flag) complete();
-    else if (Clock::now() >= deadline_) fail();
+    if (flag)
+      complete();
+    else if (Clock::now() >= deadline_)
+      fail();
     return done_;
   }
 
@@ -258,12 +280,13 @@ class MpiGroup final : public ProcessGroup {
     Tensor flat = empty({n * size()}, {input.dtype(), kCPU});
     auto w = start("all_gather", input, {h, flat}, [outputs, flat, n, shape = input.shape()] {
       for (size_t r = 0; r < outputs.size(); ++r)
-        assign(outputs[r], flat.slice(0, static_cast<int64_t>(r) * n, static_cast<int64_t>(r + 1) * n).view(shape));
+        assign(outputs[r],
+               flat.slice(0, static_cast<int64_t>(r) * n, static_cast<int64_t>(r + 1) * n)
+                   .view(shape));
     });
     count_of("all_gather", n * size());
-    issue(w, MPI_Iallgather(h.data_ptr(), static_cast<int>(n), mpi_type(h.dtype()),
-                            flat.data_ptr(), static_cast<int>(n), mpi_type(h.dtype()), s_->comm,
-                            w->request()));
+    issue(w, MPI_Iallgather(h.data_ptr(), static_cast<int>(n), mpi_type(h.dtype()), flat.data_ptr(),
+                            static_cast<int>(n), mpi_type(h.dtype()), s_->comm, w->request()));
     return w;
   }
 
@@ -275,7 +298,8 @@ class MpiGroup final : public ProcessGroup {
     const int64_t n = output.numel();
     const DType wide = is_half(output.dtype()) ? kFloat32 : output.dtype();
     Tensor flat = empty({n * size()}, {wide, kCPU});
-    for (int r = 0; r < size(); ++r) flat.slice(0, r * n, (r + 1) * n).copy_(inputs[r].reshape({n}));
+    for (int r = 0; r < size(); ++r)
+      flat.slice(0, r * n, (r + 1) * n).copy_(inputs[r].reshape({n}));
     Tensor out = empty({n}, {wide, kCPU});
     auto w = start("reduce_scatter", output, {flat, out}, [output, out, op, ranks = size()] {
       finish_reduce(output, out.view(output.shape()), op, ranks);
@@ -304,7 +328,8 @@ class MpiGroup final : public ProcessGroup {
   // avg divides the sum by the world size in the staged dtype, then the result goes back to t
   // (rounded once for halves, copied to the device for emu and cuda).
   static void finish_reduce(const Tensor& t, const Tensor& h, ReduceOp op, int ranks) {
-    if (op == ReduceOp::avg) assign(h, ops::div(h, full({}, ranks, {h.dtype(), kCPU})));
+    if (op == ReduceOp::avg && ranks > 1)
+      assign(h, ops::div(h, full({}, ranks, {h.dtype(), kCPU})));
     if (!h.is_same(t)) assign(t, h);
   }
 
@@ -342,14 +367,17 @@ Bootstrap mpi_bootstrap(std::chrono::milliseconds timeout) {
   char mine[kName] = {};
   gethostname(mine, kName - 1);
   MPI_Request req;
-  check_rc(MPI_Iallgather(mine, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, MPI_COMM_WORLD, &req),
-           "init_process_group");
+  check_rc(
+      MPI_Iallgather(mine, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, MPI_COMM_WORLD, &req),
+      "init_process_group");
   wait_setup(req, deadline, "exchanging host names", timeout);
   bool one_host = true;
   for (int r = 1; r < b.size; ++r)
     one_host = one_host && std::strncmp(&names[r * kName], &names[0], kName) == 0;
   const char* master = std::getenv("MASTER_ADDR");
-  const std::string host = one_host ? "127.0.0.1" : master && *master ? master : std::string(&names[0]);
+  const std::string host = one_host            ? "127.0.0.1"
+                           : master && *master ? master
+                                               : std::string(&names[0]);
   int port = 0;
   if (b.rank == 0) {
     b.store = std::make_unique<TcpStore>(one_host ? host : "", 0, /*is_server=*/true, timeout);
@@ -380,7 +408,8 @@ ProcessGroupPtr make_mpi_group(const Launch& launch, std::chrono::milliseconds t
   check_rc(MPI_Comm_idup(MPI_COMM_WORLD, &s->comm, &req), "init_process_group");
   wait_setup(req, Clock::now() + timeout, "MPI_Comm_idup", timeout);
   MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
-  s->watchdog = std::make_unique<Watchdog>(b.store->host(), b.store->port(), b.rank, b.size, timeout);
+  s->watchdog =
+      std::make_unique<Watchdog>(b.store->host(), b.store->port(), b.rank, b.size, timeout);
   s->store = std::move(b.store);
   return std::make_shared<MpiGroup>(std::move(s));
 }

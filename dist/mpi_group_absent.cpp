@@ -13,7 +13,9 @@ ProcessGroupPtr make_mpi_group(const Launch&, std::chrono::milliseconds) {
   EMBER_THROW(DistError, mpi_missing_reason());
 }
 
-Bootstrap mpi_bootstrap(std::chrono::milliseconds) { EMBER_THROW(DistError, mpi_missing_reason()); }
+Bootstrap mpi_bootstrap(std::chrono::milliseconds) {
+  EMBER_THROW(DistError, mpi_missing_reason());
+}
 
 void mpi_bootstrap_broadcast(void*, int, std::chrono::milliseconds) {
   EMBER_THROW(DistError, mpi_missing_reason());

@@ -30,7 +30,9 @@
 
 namespace ember::dist {
 
-std::string nccl_missing_reason() { return ""; }
+std::string nccl_missing_reason() {
+  return "";
+}
 
 namespace {
 
@@ -38,14 +40,21 @@ using Clock = std::chrono::steady_clock;
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
-    case DType::f32: return ncclFloat32;
-    case DType::f64: return ncclFloat64;
-    case DType::f16: return ncclFloat16;
-    case DType::bf16: return ncclBfloat16;
-    case DType::i32: return ncclInt32;
-    case DType::i64: return ncclInt64;
+    case DType::f32:
+      return ncclFloat32;
+    case DType::f64:
+      return ncclFloat64;
+    case DType::f16:
+      return ncclFloat16;
+    case DType::bf16:
+      return ncclBfloat16;
+    case DType::i32:
+      return ncclInt32;
+    case DType::i64:
+      return ncclInt64;
     case DType::u8:
-    case DType::b8: return ncclUint8;  // bool is one byte, 0 or 1
+    case DType::b8:
+      return ncclUint8;  // bool is one byte, 0 or 1
   }
   return ncclUint8;
 }
@@ -53,11 +62,16 @@ ncclDataType_t nccl_type(DType t) {
 ncclRedOp_t nccl_op(ReduceOp op, DType t) {
   if (t == DType::b8) return op == ReduceOp::sum || op == ReduceOp::max ? ncclMax : ncclMin;
   switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::avg: return ncclAvg;
-    case ReduceOp::product: return ncclProd;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::max: return ncclMax;
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::avg:
+      return ncclAvg;
+    case ReduceOp::product:
+      return ncclProd;
+    case ReduceOp::min:
+      return ncclMin;
+    case ReduceOp::max:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -73,7 +87,7 @@ struct NcclState {
   std::unique_ptr<TcpStore> store;
   std::unique_ptr<Watchdog> watchdog;
   uint64_t issued = 0;
-  std::mutex mu;                                   // guards in_flight and broken
+  std::mutex mu;                                    // guards in_flight and broken
   std::deque<std::shared_ptr<NcclWork>> in_flight;  // oldest first
   std::string broken;
   std::atomic<bool> stop{false};
@@ -87,7 +101,8 @@ struct NcclState {
         ncclCommAbort(comm);
         comm = nullptr;
         EMBER_THROW(DistError, what, " did not complete within ", timeout.count() / 1000.0,
-                    " s on rank ", rank, " of ", size, ": ", watchdog ? watchdog->diagnose(issued) : "");
+                    " s on rank ", rank, " of ", size, ": ",
+                    watchdog ? watchdog->diagnose(issued) : "");
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
       ncclCommGetAsyncError(comm, &rc);
@@ -199,8 +214,8 @@ class NcclGroup final : public ProcessGroup {
     keep.push_back(input);
     keep.push_back(flat);
     return run("all_gather", input, keep, [&](cudaStream_t st) {
-      ncclResult_t rc = ncclAllGather(input.data_ptr(), flat.data_ptr(), n, nccl_type(input.dtype()),
-                                      s_->comm, st);
+      ncclResult_t rc = ncclAllGather(input.data_ptr(), flat.data_ptr(), n,
+                                      nccl_type(input.dtype()), s_->comm, st);
       if (rc != ncclSuccess && rc != ncclInProgress) return rc;
       const gpu::StreamGuard on_nccl(s_->device, s_->stream);  // the copies follow the gather
       for (int r = 0; r < size(); ++r) {
@@ -218,7 +233,8 @@ class NcclGroup final : public ProcessGroup {
     check_op("reduce_scatter", output, op);
     const int64_t n = output.numel();
     Tensor flat = empty({n * size()}, {output.dtype(), output.device()});
-    for (int r = 0; r < size(); ++r) flat.slice(0, r * n, (r + 1) * n).copy_(inputs[r].reshape({n}));
+    for (int r = 0; r < size(); ++r)
+      flat.slice(0, r * n, (r + 1) * n).copy_(inputs[r].reshape({n}));
     return run("reduce_scatter", output, {output, flat}, [&](cudaStream_t st) {
       return ncclReduceScatter(flat.data_ptr(), output.data_ptr(), n, nccl_type(output.dtype()),
                                nccl_op(op, output.dtype()), s_->comm, st);
@@ -294,10 +310,11 @@ ProcessGroupPtr make_nccl_group(const Launch& launch, std::chrono::milliseconds 
   if (launch.kind == Launch::Kind::env) {
     s->rank = launch.rank;
     s->size = launch.world_size;
-    s->store = std::make_unique<TcpStore>(launch.master_addr, launch.master_port, s->rank == 0, timeout);
+    s->store =
+        std::make_unique<TcpStore>(launch.master_addr, launch.master_port, s->rank == 0, timeout);
   } else {
-    EMBER_CHECK_T(DistError, launch.kind == Launch::Kind::mpi, "the nccl backend needs a launch: ",
-                  how_to_launch());
+    EMBER_CHECK_T(DistError, launch.kind == Launch::Kind::mpi,
+                  "the nccl backend needs a launch: ", how_to_launch());
     Bootstrap b = mpi_bootstrap(timeout);
     s->rank = b.rank;
     s->size = b.size;
@@ -318,7 +335,8 @@ ProcessGroupPtr make_nccl_group(const Launch& launch, std::chrono::milliseconds 
     EMBER_CHECK_T(DistError, ncclGetUniqueId(&id) == ncclSuccess, "ncclGetUniqueId failed");
   }
   if (launch.kind == Launch::Kind::env) {
-    if (s->rank == 0) s->store->set("nccl/id", std::string(reinterpret_cast<char*>(&id), sizeof id));
+    if (s->rank == 0)
+      s->store->set("nccl/id", std::string(reinterpret_cast<char*>(&id), sizeof id));
     std::string got = s->store->get("nccl/id");
     std::memcpy(&id, got.data(), sizeof id);
   } else {
@@ -326,15 +344,18 @@ ProcessGroupPtr make_nccl_group(const Launch& launch, std::chrono::milliseconds 
   }
   std::string missing;
   for (int r = 0; r < s->size; ++r)
-    if (!s->store->wait({"joined/" + std::to_string(r)},
-                        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())))
+    if (!s->store->wait(
+            {"joined/" + std::to_string(r)},
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())))
       missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   EMBER_CHECK_T(DistError, missing.empty(), "init_process_group(backend='nccl'): rank ", s->rank,
                 " waited ", timeout.count() / 1000.0, " s for ranks ", missing, " to join");
-  s->watchdog = std::make_unique<Watchdog>(s->store->host(), s->store->port(), s->rank, s->size, timeout);
+  s->watchdog =
+      std::make_unique<Watchdog>(s->store->host(), s->store->port(), s->rank, s->size, timeout);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  s->call(ncclCommInitRankConfig(&s->comm, s->size, id, s->rank, &config), "ncclCommInitRank", deadline);
+  s->call(ncclCommInitRankConfig(&s->comm, s->size, id, s->rank, &config), "ncclCommInitRank",
+          deadline);
   s->stream = gpu::backend(device).stream_create(device.index);
   s->monitor = std::thread(monitor_loop, s.get());
   return std::make_shared<NcclGroup>(std::move(s));

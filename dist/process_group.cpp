@@ -11,11 +11,16 @@ namespace ember::dist {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::avg: return "avg";
-    case ReduceOp::product: return "product";
-    case ReduceOp::min: return "min";
-    case ReduceOp::max: return "max";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::avg:
+      return "avg";
+    case ReduceOp::product:
+      return "product";
+    case ReduceOp::min:
+      return "min";
+    case ReduceOp::max:
+      return "max";
   }
   return "?";
 }
@@ -32,8 +37,8 @@ void ProcessGroup::check_op(const char* what, const Tensor& t, ReduceOp op) cons
                     " (use SUM and divide, so that the rounding is yours)");
 }
 
-void ProcessGroup::check_list(const char* what, const std::vector<Tensor>& list,
-                              const Tensor& like, const char* list_name) const {
+void ProcessGroup::check_list(const char* what, const std::vector<Tensor>& list, const Tensor& like,
+                              const char* list_name) const {
   EMBER_CHECK_VALUE(static_cast<int>(list.size()) == size_, what, ": expected ", size_, " ",
                     list_name, " (one per rank), got ", list.size());
   for (size_t i = 0; i < list.size(); ++i) {
@@ -42,8 +47,8 @@ void ProcessGroup::check_list(const char* what, const std::vector<Tensor>& list,
                       "] has shape ", list[i].shape(), ", expected ", like.shape());
     EMBER_CHECK_DTYPE(list[i].dtype() == like.dtype(), what, ": ", list_name, "[", i,
                       "] has dtype ", list[i].dtype(), ", expected ", like.dtype());
-    EMBER_CHECK_DEVICE(list[i].device() == like.device(), what, ": ", list_name, "[", i,
-                       "] is on ", list[i].device(), ", expected ", like.device());
+    EMBER_CHECK_DEVICE(list[i].device() == like.device(), what, ": ", list_name, "[", i, "] is on ",
+                       list[i].device(), ", expected ", like.device());
   }
 }
 
@@ -70,11 +75,13 @@ ProcessGroupPtr g_default;
 
 std::string Launch::describe() const {
   switch (kind) {
-    case Kind::mpi: return "mpirun (rank " + std::to_string(rank) + " of " + std::to_string(world_size) + ")";
+    case Kind::mpi:
+      return "mpirun (rank " + std::to_string(rank) + " of " + std::to_string(world_size) + ")";
     case Kind::env:
       return "env:// (rank " + std::to_string(rank) + " of " + std::to_string(world_size) + ", " +
              master_addr + ":" + std::to_string(master_port) + ")";
-    case Kind::none: break;
+    case Kind::none:
+      break;
   }
   return "a single process";
 }
@@ -83,8 +90,8 @@ std::string how_to_launch(const std::string& program) {
   return "start one process per rank with mpirun (`mpirun -np 2 " + program +
          "`; Open MPI refuses root unless given --allow-run-as-root), or with a launcher that sets "
          "RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT in each process (the nccl backend, "
-         "e.g. `RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 " + program +
-         " --device cuda:0`, and RANK=1 with cuda:1); docs/distributed.md";
+         "e.g. `RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 " +
+         program + " --device cuda:0`, and RANK=1 with cuda:1); docs/distributed.md";
 }
 
 Launch detect_launch() {
@@ -105,8 +112,8 @@ Launch detect_launch() {
   const bool any_env = env("RANK") || env("WORLD_SIZE") || env("MASTER_ADDR") || env("MASTER_PORT");
   if (any_env) {
     for (const char* v : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
-      EMBER_CHECK_T(DistError, env(v) || l.kind == Launch::Kind::mpi,
-                    "env:// launch: ", v, " is not set (a launcher for env:// sets RANK, "
+      EMBER_CHECK_T(DistError, env(v) || l.kind == Launch::Kind::mpi, "env:// launch: ", v,
+                    " is not set (a launcher for env:// sets RANK, "
                     "WORLD_SIZE, MASTER_ADDR and MASTER_PORT in every process)");
     if (env("RANK") && env("WORLD_SIZE") && env("MASTER_ADDR") && env("MASTER_PORT")) {
       const int world = env_int("WORLD_SIZE", 1, kMax);
@@ -126,8 +133,9 @@ Launch detect_launch() {
 }
 
 ProcessGroupPtr init_process_group(const InitOptions& o) {
-  EMBER_CHECK_VALUE(o.backend == "mpi" || o.backend == "nccl", "init_process_group: unknown backend '",
-                    o.backend, "': Ember has 'mpi' (cpu tensors, and host copies of emu and cuda "
+  EMBER_CHECK_VALUE(o.backend == "mpi" || o.backend == "nccl",
+                    "init_process_group: unknown backend '", o.backend,
+                    "': Ember has 'mpi' (cpu tensors, and host copies of emu and cuda "
                     "tensors) and 'nccl' (cuda tensors)");
   EMBER_CHECK_VALUE(o.init_method == "env://", "init_process_group: init_method '", o.init_method,
                     "' is not supported: use 'env://' (the variables mpirun or an env:// launcher "
@@ -135,7 +143,8 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
   EMBER_CHECK_VALUE(o.timeout.count() > 0, "init_process_group: the timeout must be positive");
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    EMBER_CHECK_VALUE(!g_default, "init_process_group: the default process group is already "
+    EMBER_CHECK_VALUE(!g_default,
+                      "init_process_group: the default process group is already "
                       "initialised; call destroy_process_group() first");
   }
   const Launch launch = detect_launch();
@@ -147,8 +156,9 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
   if (o.backend == "mpi") {
     EMBER_CHECK_T(DistError, launch.kind == Launch::Kind::mpi,
                   "init_process_group(backend='mpi'): MPI's ranks come from mpirun, and this "
-                  "process was started by ", launch.describe(), "; start it with `mpirun -np ",
-                  launch.world_size, " ...`, or use backend='nccl' for cuda tensors");
+                  "process was started by ",
+                  launch.describe(), "; start it with `mpirun -np ", launch.world_size,
+                  " ...`, or use backend='nccl' for cuda tensors");
     pg = make_mpi_group(launch, o.timeout);
   } else {
     pg = make_nccl_group(launch, o.timeout, o.device);
@@ -165,12 +175,15 @@ bool is_initialized() {
 
 ProcessGroupPtr default_group_ptr() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  EMBER_CHECK_VALUE(g_default != nullptr, "the default process group is not initialised; call "
+  EMBER_CHECK_VALUE(g_default != nullptr,
+                    "the default process group is not initialised; call "
                     "init_process_group() first");
   return g_default;
 }
 
-ProcessGroup& default_group() { return *default_group_ptr(); }
+ProcessGroup& default_group() {
+  return *default_group_ptr();
+}
 
 int get_rank() {
   std::lock_guard<std::mutex> lock(g_mutex);

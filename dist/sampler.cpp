@@ -17,7 +17,8 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, int num_replicas, i
       drop_last_(drop_last),
       seed_(seed) {
   EMBER_CHECK_VALUE(dataset_size >= 0, "DistributedSampler: negative dataset size ", dataset_size);
-  EMBER_CHECK_VALUE(replicas_ >= 1, "DistributedSampler: num_replicas must be >= 1, got ", replicas_);
+  EMBER_CHECK_VALUE(replicas_ >= 1, "DistributedSampler: num_replicas must be >= 1, got ",
+                    replicas_);
   EMBER_CHECK_VALUE(rank_ >= 0 && rank_ < replicas_, "DistributedSampler: invalid rank ", rank_,
                     ", rank should be in the interval [0, ", replicas_ - 1, "]");
   // drop_last cuts to the largest multiple of the replicas; otherwise pad up to the next one.
@@ -36,7 +37,8 @@ std::vector<int64_t> DistributedSampler::indices() const {
   if (static_cast<int64_t>(order.size()) < total && !order.empty()) {
     // Pad with the permutation's own first indices, repeated as often as needed.
     const size_t n = order.size();
-    for (size_t i = 0; static_cast<int64_t>(order.size()) < total; ++i) order.push_back(order[i % n]);
+    for (size_t i = 0; static_cast<int64_t>(order.size()) < total; ++i)
+      order.push_back(order[i % n]);
   }
   order.resize(static_cast<size_t>(total));
   std::vector<int64_t> mine;

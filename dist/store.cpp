@@ -29,10 +29,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 enum Op : uint8_t { kSet = 1, kGet = 2, kAdd = 3, kAge = 4 };
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
-void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-void put_i64(std::string& s, int64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+void put_u32(std::string& s, uint32_t v) {
+  s.append(reinterpret_cast<const char*>(&v), 4);
+}
+void put_i64(std::string& s, int64_t v) {
+  s.append(reinterpret_cast<const char*>(&v), 8);
+}
 
 // Writes all of `data`; false when the peer is gone.
 bool send_all(int fd, const std::string& data) {
@@ -90,7 +96,7 @@ class TcpStoreServer {
         socklen_t len = sizeof ss;
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
         port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                                                : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+                                               : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
       } else {
         ::close(fd);
       }
@@ -134,9 +140,11 @@ class TcpStoreServer {
       int wait_ms = 1000;
       const auto now = Clock::now();
       for (const Waiter& w : waiters_)
-        wait_ms = std::min<int>(wait_ms, static_cast<int>(std::max<int64_t>(
-                                             0, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                    w.deadline - now).count() + 1)));
+        wait_ms = std::min<int>(
+            wait_ms,
+            static_cast<int>(std::max<int64_t>(
+                0, std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now).count() +
+                       1)));
       if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) return;
       expire_waiters();
       if (fds[0].revents & POLLIN) {
@@ -310,7 +318,8 @@ bool TcpStore::request(uint8_t op, const std::string& key, const std::string& bo
   std::string in;
   auto need = [&](size_t n) {
     while (in.size() < n) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       pollfd p{fd_, POLLIN, 0};
       int r = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
       if (r < 0 && errno == EINTR) continue;

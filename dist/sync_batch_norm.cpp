@@ -34,8 +34,10 @@ Tensor SyncBatchNormStatistics::forward(nn::BatchNorm2d& bn, const Tensor& input
   Tensor count = full({1}, static_cast<double>(x.numel() / c), {kFloat64, x.device()});
   group_->all_reduce(count, ReduceOp::sum)->wait();
   const double n = count.item();
-  EMBER_CHECK_VALUE(n > 1, "SyncBatchNorm(", c, "): expected more than 1 value per channel over "
-                    "all ranks in training, got ", n);
+  EMBER_CHECK_VALUE(n > 1, "SyncBatchNorm(", c,
+                    "): expected more than 1 value per channel over "
+                    "all ranks in training, got ",
+                    n);
   const Tensor mean = all_reduce_sum(sum(x, {0, 2, 3}), group_) / n;
   // ember::reshape, the differentiable one (Tensor::reshape would cut the graph).
   const Tensor centred = x - ember::reshape(mean, per_channel);

@@ -12,7 +12,8 @@ namespace ember::dist {
 Watchdog::Watchdog(const std::string& host, int port, int rank, int size,
                    std::chrono::milliseconds timeout)
     : rank_(rank), size_(size) {
-  interval_ = std::clamp(timeout / 10, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+  interval_ =
+      std::clamp(timeout / 10, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   beat_store_ = std::make_unique<TcpStore>(host, port, false, timeout);
   query_store_ = std::make_unique<TcpStore>(host, port, false, timeout);
   beat_store_->set("hb/" + std::to_string(rank_), "0");

@@ -37,11 +37,12 @@ PYBIND11_MODULE(_dist, m) {
       .value("MAX", ReduceOp::max);
 
   pb::class_<Work, std::shared_ptr<Work>>(m, "Work")
-      .def("wait", [](Work& w) {
-        pb::gil_scoped_release nogil;
-        w.wait();
-        return true;
-      })
+      .def("wait",
+           [](Work& w) {
+             pb::gil_scoped_release nogil;
+             w.wait();
+             return true;
+           })
       .def("is_completed", &Work::is_completed);
 
   using pb::arg;
@@ -86,7 +87,8 @@ PYBIND11_MODULE(_dist, m) {
 
   pb::class_<Reducer, std::shared_ptr<Reducer>>(m, "Reducer")
       .def(pb::init<std::vector<Tensor>, ProcessGroupPtr, size_t, std::vector<std::string>>(),
-           arg("params"), arg("group"), arg("bucket_cap_bytes"), arg("names") = std::vector<std::string>{})
+           arg("params"), arg("group"), arg("bucket_cap_bytes"),
+           arg("names") = std::vector<std::string>{})
       .def_property("sync", &Reducer::sync, &Reducer::set_sync)
       .def("prepare_forward", &Reducer::prepare_forward)
       .def("bucket_indices", &Reducer::bucket_indices)

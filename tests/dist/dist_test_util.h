@@ -28,7 +28,8 @@ inline dist::ProcessGroup& group() {
 // The values rank `rank` contributes in case `tag`: every rank can compute every other rank's
 // input, so each checks the collective against its own float64 reference.
 inline std::vector<double> rank_values(int rank, int tag, int64_t n, double lo, double hi) {
-  std::mt19937_64 gen(static_cast<uint64_t>(tag) * 1000003u + static_cast<uint64_t>(rank) * 7919u + 17u);
+  std::mt19937_64 gen(static_cast<uint64_t>(tag) * 1000003u + static_cast<uint64_t>(rank) * 7919u +
+                      17u);
   std::uniform_real_distribution<double> u(lo, hi);
   std::vector<double> v(static_cast<size_t>(n));
   for (double& x : v) x = u(gen);

@@ -24,9 +24,13 @@ const int64_t kSizes[] = {0, 1, 7, 1000, 4099};
 std::vector<double> inputs(DType dt, int rank, int tag, int64_t n, ReduceOp op) {
   std::vector<double> v = rank_values(rank, tag, n, -3.0, 3.0);
   for (double& x : v) {
-    if (dt == kBool) x = x > 0 ? 1.0 : 0.0;
-    else if (dt == kUInt8) x = op == ReduceOp::product ? std::round(std::fabs(x) / 1.6) + 1 : std::round(std::fabs(x) * 10);
-    else if (is_integral(dt)) x = op == ReduceOp::product ? std::round(x / 1.6) : std::round(x * 10);
+    if (dt == kBool)
+      x = x > 0 ? 1.0 : 0.0;
+    else if (dt == kUInt8)
+      x = op == ReduceOp::product ? std::round(std::fabs(x) / 1.6) + 1
+                                  : std::round(std::fabs(x) * 10);
+    else if (is_integral(dt))
+      x = op == ReduceOp::product ? std::round(x / 1.6) : std::round(x * 10);
   }
   return v;
 }
@@ -37,24 +41,34 @@ std::vector<double> held(const std::vector<double>& v, DType dt) {
 }
 
 double combine(ReduceOp op, DType dt, double a, double b) {
-  if (dt == kBool) return op == ReduceOp::sum || op == ReduceOp::max ? double(a || b) : double(a && b);
+  if (dt == kBool)
+    return op == ReduceOp::sum || op == ReduceOp::max ? double(a || b) : double(a && b);
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg: return a + b;
-    case ReduceOp::product: return a * b;
-    case ReduceOp::min: return std::min(a, b);
-    case ReduceOp::max: return std::max(a, b);
+    case ReduceOp::avg:
+      return a + b;
+    case ReduceOp::product:
+      return a * b;
+    case ReduceOp::min:
+      return std::min(a, b);
+    case ReduceOp::max:
+      return std::max(a, b);
   }
   return 0;
 }
 
 double tolerance(DType dt, double magnitude) {
   switch (dt) {
-    case DType::f32: return 1e-6 * std::max(1.0, magnitude);
-    case DType::f64: return 1e-13 * std::max(1.0, magnitude);
-    case DType::f16: return std::ldexp(1.0, -10) * std::max(1.0, magnitude);  // one rounding
-    case DType::bf16: return std::ldexp(1.0, -7) * std::max(1.0, magnitude);
-    default: return 0.0;  // integers and bools are exact
+    case DType::f32:
+      return 1e-6 * std::max(1.0, magnitude);
+    case DType::f64:
+      return 1e-13 * std::max(1.0, magnitude);
+    case DType::f16:
+      return std::ldexp(1.0, -10) * std::max(1.0, magnitude);  // one rounding
+    case DType::bf16:
+      return std::ldexp(1.0, -7) * std::max(1.0, magnitude);
+    default:
+      return 0.0;  // integers and bools are exact
   }
 }
 
@@ -79,7 +93,8 @@ TEST_CASE("all_reduce: every dtype and reduction, odd and empty sizes") {
   std::printf("rank %d of %d: all_reduce cases\n", g.rank(), g.size());
   int tag = 0;
   for (DType dt : kAll)
-    for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::product, ReduceOp::min, ReduceOp::max})
+    for (ReduceOp op :
+         {ReduceOp::sum, ReduceOp::avg, ReduceOp::product, ReduceOp::min, ReduceOp::max})
       for (int64_t n : kSizes) {
         ++tag;
         CAPTURE(dt);
@@ -87,7 +102,8 @@ TEST_CASE("all_reduce: every dtype and reduction, odd and empty sizes") {
         CAPTURE(n);
         Tensor t = make(inputs(dt, g.rank(), tag, n, op), dt);
         if (op == ReduceOp::avg && !is_floating(dt)) {
-          CHECK_THROWS_WITH_AS(g.all_reduce(t, op), doctest::Contains("AVG needs a floating"), DTypeError);
+          CHECK_THROWS_WITH_AS(g.all_reduce(t, op), doctest::Contains("AVG needs a floating"),
+                               DTypeError);
           continue;
         }
         WorkPtr w = g.all_reduce(t, op);
@@ -117,7 +133,8 @@ TEST_CASE("broadcast from every root, all_gather and reduce_scatter, every dtype
         ++tag;
         Tensor t = make(inputs(dt, g.rank(), tag, n, ReduceOp::sum), dt);
         g.broadcast(t, root)->wait();
-        check_close(t.to(kFloat64).to_vector<double>(), held(inputs(dt, root, tag, n, ReduceOp::sum), dt), dt);
+        check_close(t.to(kFloat64).to_vector<double>(),
+                    held(inputs(dt, root, tag, n, ReduceOp::sum), dt), dt);
       }
       ++tag;
       // A 2-D input: all_gather keeps the shape of each part.
@@ -130,12 +147,14 @@ TEST_CASE("broadcast from every root, all_gather and reduce_scatter, every dtype
       g.all_gather(out, in)->wait();
       for (int r = 0; r < g.size(); ++r) {
         CHECK(out[r].shape() == shape);
-        check_close(out[r].to(kFloat64).reshape({m}).to_vector<double>(), held(inputs(dt, r, tag, m, ReduceOp::sum), dt), dt);
+        check_close(out[r].to(kFloat64).reshape({m}).to_vector<double>(),
+                    held(inputs(dt, r, tag, m, ReduceOp::sum), dt), dt);
       }
       ++tag;
       // reduce_scatter: rank r's output is the sum over ranks of their inputs[r].
       std::vector<Tensor> parts;
-      for (int r = 0; r < g.size(); ++r) parts.push_back(make(inputs(dt, g.rank(), tag * 10 + r, n, ReduceOp::sum), dt));
+      for (int r = 0; r < g.size(); ++r)
+        parts.push_back(make(inputs(dt, g.rank(), tag * 10 + r, n, ReduceOp::sum), dt));
       Tensor mine = zeros({n}, dt);
       const ReduceOp op = is_floating(dt) ? ReduceOp::avg : ReduceOp::sum;
       g.reduce_scatter(mine, parts, op)->wait();
@@ -167,7 +186,8 @@ TEST_CASE("emu tensors travel as host copies and come back on emu") {
     check_close(t.to(kCPU).to(kFloat64).to_vector<double>(), want, dt);
     Tensor b = make(inputs(dt, g.rank(), 9002, 5, ReduceOp::sum), dt, emu);
     g.broadcast(b, g.size() - 1)->wait();
-    check_close(b.to(kCPU).to(kFloat64).to_vector<double>(), held(inputs(dt, g.size() - 1, 9002, 5, ReduceOp::sum), dt), dt);
+    check_close(b.to(kCPU).to(kFloat64).to_vector<double>(),
+                held(inputs(dt, g.size() - 1, 9002, 5, ReduceOp::sum), dt), dt);
     std::vector<Tensor> out;
     for (int r = 0; r < g.size(); ++r) out.push_back(zeros({5}, {dt, emu}));
     g.all_gather(out, b)->wait();
@@ -178,7 +198,8 @@ TEST_CASE("emu tensors travel as host copies and come back on emu") {
 TEST_CASE("bad arguments are refused on every rank before anything is sent") {
   ProcessGroup& g = group();
   Tensor m = zeros({4, 6});
-  CHECK_THROWS_WITH_AS(g.all_reduce(m.transpose(0, 1)), doctest::Contains("contiguous"), ValueError);
+  CHECK_THROWS_WITH_AS(g.all_reduce(m.transpose(0, 1)), doctest::Contains("contiguous"),
+                       ValueError);
   CHECK_THROWS_WITH_AS(g.broadcast(m, g.size()), doctest::Contains("root"), ValueError);
   std::vector<Tensor> few{zeros({4, 6})};
   CHECK_THROWS_WITH_AS(g.all_gather(few, m), doctest::Contains("one per rank"), ValueError);

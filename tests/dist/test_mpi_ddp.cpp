@@ -88,7 +88,8 @@ Run train(const Factory& make, bool distributed, bool sync_bn, int steps, int64_
       run.losses.push_back(loss.item());
     } else {
       const auto [lo, hi] = share(b, g.size(), g.rank());
-      Tensor loss = cross_entropy((*ddp)(x.slice(0, lo, hi).contiguous()), y.slice(0, lo, hi).contiguous());
+      Tensor loss =
+          cross_entropy((*ddp)(x.slice(0, lo, hi).contiguous()), y.slice(0, lo, hi).contiguous());
       backward(loss * (static_cast<double>(g.size()) * (hi - lo) / b));
       Tensor total = full({1}, loss.item() * (hi - lo), kFloat64);
       g.all_reduce(total)->wait();
@@ -149,7 +150,9 @@ TEST_CASE("DDP + SyncBatchNorm: ResNet-20 on random data trains as one process (
   check_same_training(ref, got, 1e-5);
 }
 
-TEST_CASE("SyncBatchNorm: forward, backward and running statistics equal BatchNorm2d's over the global batch") {
+TEST_CASE(
+    "SyncBatchNorm: forward, backward and running statistics equal BatchNorm2d's over the global "
+    "batch") {
   ProcessGroup& g = group();
   Generator gen(5);
   const int64_t n = 7;  // shares 4/3 or 3/2/2
@@ -198,7 +201,9 @@ TEST_CASE("SyncBatchNorm: forward, backward and running statistics equal BatchNo
   close(sync(xs), ref(x).slice(0, lo, hi), 1e-5);
 }
 
-TEST_CASE("DDP buckets: reverse registration order, and the last layer's all-reduce starts before the first layer's gradient") {
+TEST_CASE(
+    "DDP buckets: reverse registration order, and the last layer's all-reduce starts before the "
+    "first layer's gradient") {
   ProcessGroup& g = group();
   manual_seed(3);
   std::vector<nn::ModulePtr> layers;
@@ -231,8 +236,10 @@ TEST_CASE("DDP buckets: reverse registration order, and the last layer's all-red
     if (e.kind == K::grad_ready && e.index == 0) first_layer_ready = e.ms;
     if (e.kind == K::bucket_done) last_done = e.ms;
   }
-  std::printf("rank %d: last layer's bucket launched at %.3f ms, first layer's gradient ready at "
-              "%.3f ms, all buckets done at %.3f ms\n", g.rank(), first_launch, first_layer_ready, last_done);
+  std::printf(
+      "rank %d: last layer's bucket launched at %.3f ms, first layer's gradient ready at "
+      "%.3f ms, all buckets done at %.3f ms\n",
+      g.rank(), first_launch, first_layer_ready, last_done);
   CHECK(launches == 6);
   CHECK(first_launch >= 0);
   CHECK(first_launch < first_layer_ready);
@@ -244,7 +251,9 @@ TEST_CASE("DDP buckets: reverse registration order, and the last layer's all-red
   CHECK(ops::amax(ops::abs(ops::sub(w, w0))).item() == 0.0);
 }
 
-TEST_CASE("DDP no_sync: gradients accumulate locally, and the next synchronised backward averages the sums") {
+TEST_CASE(
+    "DDP no_sync: gradients accumulate locally, and the next synchronised backward averages the "
+    "sums") {
   ProcessGroup& g = group();
   manual_seed(8);
   nn::ModulePtr model = mlp();
@@ -296,7 +305,8 @@ TEST_CASE("DDP refuses models that differ across ranks, naming the ranks, and un
   } catch (const ValueError& e) {
     const std::string m = e.what();
     CHECK(m.find("differ across ranks") != std::string::npos);
-    CHECK(m.find("rank " + std::to_string(g.size() - 1) + ": 2 parameters, 25 elements") != std::string::npos);
+    CHECK(m.find("rank " + std::to_string(g.size() - 1) + ": 2 parameters, 25 elements") !=
+          std::string::npos);
     CHECK(m.find("rank 0: 2 parameters, 30 elements") != std::string::npos);
   }
   // A parameter that never gets a gradient leaves the reduction unfinished: the next forward says
@@ -311,7 +321,8 @@ TEST_CASE("DDP refuses models that differ across ranks, naming the ranks, and un
 
 TEST_CASE("DDP checkpoints: rank 0 writes, and a single process loads them") {
   ProcessGroup& g = group();
-  const std::string path = (std::filesystem::temp_directory_path() / "ember_dist_ckpt.safetensors").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ember_dist_ckpt.safetensors").string();
   manual_seed(static_cast<uint64_t>(g.rank()));  // different weights before DDP aligns them
   nn::ModulePtr model = mlp();
   DistributedDataParallel ddp(model, default_group_ptr());
@@ -326,7 +337,8 @@ TEST_CASE("DDP checkpoints: rank 0 writes, and a single process loads them") {
   const nn::CheckpointInfo info = nn::load_checkpoint(path, "mlp", *single, single_opt);
   CHECK(info.epoch == 1);
   const auto a = model->parameters(), b = single->parameters();
-  for (size_t i = 0; i < a.size(); ++i) CHECK(ops::amax(ops::abs(ops::sub(a[i], b[i]))).item() == 0.0);
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(ops::amax(ops::abs(ops::sub(a[i], b[i]))).item() == 0.0);
   g.barrier()->wait();
   if (g.rank() == 0) std::filesystem::remove(path);
 }

@@ -60,7 +60,8 @@ TEST_CASE("nccl backend: one rank on cuda:0, every collective and dtype, no host
       std::vector<Tensor> outs{gathered};
       const gpu::HostWaits before = gpu::host_waits();
       std::vector<WorkPtr> works{g->all_reduce(t, ReduceOp::sum), g->broadcast(b, 0),
-                                 g->all_gather(outs, t), g->reduce_scatter(scattered, {b}, ReduceOp::max)};
+                                 g->all_gather(outs, t),
+                                 g->reduce_scatter(scattered, {b}, ReduceOp::max)};
       if (is_floating(dt)) works.push_back(g->all_reduce(t, ReduceOp::avg));
       for (auto& w : works) w->wait();
       const gpu::HostWaits after = gpu::host_waits();
@@ -75,6 +76,7 @@ TEST_CASE("nccl backend: one rank on cuda:0, every collective and dtype, no host
   // emu is refused with the way out.
   destroy_process_group();
   o.device = Device(DeviceType::EMU, 0);
-  CHECK_THROWS_WITH_AS(init_process_group(o), doctest::Contains("not supported on emu"), DeviceError);
+  CHECK_THROWS_WITH_AS(init_process_group(o), doctest::Contains("not supported on emu"),
+                       DeviceError);
   for (const char* v : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) unsetenv(v);
 }

@@ -24,7 +24,8 @@ std::vector<int64_t> reference(std::vector<int64_t> order, int w, int r, bool dr
     if (padding <= n) {
       pad.assign(order.begin(), order.begin() + padding);
     } else {
-      for (int64_t k = 0; k < (padding + n - 1) / n; ++k) pad.insert(pad.end(), order.begin(), order.end());
+      for (int64_t k = 0; k < (padding + n - 1) / n; ++k)
+        pad.insert(pad.end(), order.begin(), order.end());
       pad.resize(static_cast<size_t>(padding));
     }
     order.insert(order.end(), pad.begin(), pad.end());

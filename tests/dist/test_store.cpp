@@ -48,7 +48,8 @@ TEST_CASE("TCP store: a missing key and an absent server are DistErrors that say
     client.get("nobody-sets-this");
     FAIL("expected a DistError");
   } catch (const DistError& e) {
-    CHECK(std::string(e.what()).find("'nobody-sets-this' was not set within 0.3 s") != std::string::npos);
+    CHECK(std::string(e.what()).find("'nobody-sets-this' was not set within 0.3 s") !=
+          std::string::npos);
   }
   const int port = server.port();
   try {
@@ -166,6 +167,7 @@ TEST_CASE("init_process_group: unknown backends and methods, and a process nobod
   CHECK_THROWS_WITH_AS(init_process_group(o), doctest::Contains("mpirun"), DistError);
   o.backend = "nccl";
   o.device = Device(DeviceType::EMU, 0);
-  CHECK_THROWS_WITH_AS(init_process_group(o), doctest::Contains("not supported on emu"), DeviceError);
+  CHECK_THROWS_WITH_AS(init_process_group(o), doctest::Contains("not supported on emu"),
+                       DeviceError);
   CHECK_FALSE(is_initialized());
 }
