@@ -279,7 +279,7 @@ class NcclGroup final : public ProcessGroup {
     b.event_record(ready, gpu::current_stream(s_->device));
     b.stream_wait_event(s_->stream, ready);
     b.event_destroy(ready);  // a recorded event may be destroyed; the wait stays queued
-    if (t.numel() > 0 || std::string(what) == "all_gather")
+    if (t.numel() > 0)       // NCCL needs no call for nothing; the done event still orders
       s_->call(launch(static_cast<cudaStream_t>(s_->stream)), what, w->deadline);
     w->done = b.event_create(s_->device.index, false);
     b.event_record(w->done, s_->stream);
