@@ -1,10 +1,12 @@
 #include "autograd/engine.h"
 
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "autograd/grad_mode.h"
+#include "autograd/leaf.h"
 #include "autograd/node.h"
 #include "ops/elementwise.h"
 
@@ -153,6 +155,31 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                       " was not used to compute the outputs (pass allow_unused=true to get an "
                       "undefined gradient instead)");
   return result;
+}
+
+HookHandle register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook) {
+  EMBER_CHECK_VALUE(leaf.defined() && is_leaf(leaf) && leaf.requires_grad(),
+                    "register_post_accumulate_grad_hook: the tensor must be a leaf that requires "
+                    "grad (a parameter); a computed tensor's gradient is never accumulated");
+  EMBER_CHECK_VALUE(static_cast<bool>(hook), "register_post_accumulate_grad_hook: empty hook");
+  static std::atomic<uint64_t> next_id{1};
+  const uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+  autograd_meta(leaf).post_accumulate_grad_hooks.emplace_back(id, std::move(hook));
+  return HookHandle(leaf.impl_ptr(), id);
+}
+
+void HookHandle::remove() {
+  std::shared_ptr<TensorImpl> impl = leaf_.lock();
+  if (!impl) return;
+  if (AutogradMeta* m = autograd_meta_if(Tensor(impl))) {
+    auto& hooks = m->post_accumulate_grad_hooks;
+    for (auto it = hooks.begin(); it != hooks.end(); ++it)
+      if (it->first == id_) {
+        hooks.erase(it);
+        break;
+      }
+  }
+  leaf_.reset();
 }
 
 }  // namespace ember

@@ -67,6 +67,9 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   AutogradMeta& m = autograd_meta(leaf);
   // Own the gradient's memory: the incoming tensor may alias another buffer of the pass.
   m.grad = m.grad.defined() ? ops::add(m.grad, grads[0]) : grads[0].contiguous().clone();
+  // A copy: a hook may remove itself (or others) while it runs.
+  const auto hooks = m.post_accumulate_grad_hooks;
+  for (const auto& [id, hook] : hooks) hook(leaf);
   return {};
 }
 

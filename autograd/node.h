@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,9 @@ class AutogradMeta final : public AutogradMetaInterface {
   uint32_t output_nr = 0;
   std::weak_ptr<Node> grad_accumulator;
   bool retains_grad = false;
+  // Run by AccumulateGrad after each accumulation into `grad`, in registration order, with the
+  // leaf (autograd/engine.h, register_post_accumulate_grad_hook). Keyed by a handle id.
+  std::vector<std::pair<uint64_t, std::function<void(const Tensor&)>>> post_accumulate_grad_hooks;
 };
 
 // The metadata of t, created on first use.

@@ -43,6 +43,7 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
     NoGradGuard g;
     num_batches_tracked.copy_(ember::add(num_batches_tracked, 1.0));
   }
+  if (is_training() && statistics) return statistics->forward(*this, x);
   return batch_norm(x, weight, bias, running_mean, running_var, use_batch, momentum, eps);
 }
 

@@ -10,6 +10,18 @@
 
 namespace ember::nn {
 
+class BatchNorm2d;
+
+// Where a BatchNorm2d in training takes its batch statistics from, when not from its own input
+// alone: dist/sync_batch_norm.h's statistics over the ranks of a process group (SyncBatchNorm).
+// forward() normalises x as the layer would and updates its running statistics.
+class BatchNormStatistics {
+ public:
+  virtual ~BatchNormStatistics() = default;
+  virtual Tensor forward(BatchNorm2d& bn, const Tensor& x) = 0;
+  virtual std::string name() const = 0;  // the layer's repr name ("SyncBatchNorm")
+};
+
 // Batch norm over [N, C, H, W]: batch statistics in training (running statistics updated with
 // `momentum`, unbiased variance), running statistics in eval. Buffers: running_mean,
 // running_var, num_batches_tracked (PyTorch's names).
@@ -18,7 +30,7 @@ class BatchNorm2d : public Module {
   explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1,
                        bool affine = true, bool track_running_stats = true);
   Tensor forward(const Tensor& x) override;
-  std::string name() const override { return "BatchNorm2d"; }
+  std::string name() const override { return statistics ? statistics->name() : "BatchNorm2d"; }
   std::string extra_repr() const override;
 
   Tensor weight, bias, running_mean, running_var, num_batches_tracked;
@@ -27,6 +39,8 @@ class BatchNorm2d : public Module {
   // Set by fuse_for_inference (nn/fuse.h): its effect is in the convolution before it, and
   // forward returns its input (in eval mode only).
   bool folded = false;
+  // Set: training statistics come from there (SyncBatchNorm); eval is unchanged.
+  std::shared_ptr<BatchNormStatistics> statistics;
 };
 
 // An activation layer: forward applies `fn`; `name` and `extra` are for repr().

@@ -31,7 +31,7 @@ class CMakeBuild(build_py):
             cfg += ["-G", "Ninja"]
         subprocess.check_call(cfg)
         jobs = os.environ.get("EMBER_PY_JOBS", str(os.cpu_count() or 1))
-        subprocess.check_call(["cmake", "--build", build_dir, "--target", "ember_python", "-j", jobs])
+        subprocess.check_call(["cmake", "--build", build_dir, "--target", "ember_python", "ember_python_dist", "-j", jobs])
         subprocess.check_call(["cmake", "--install", build_dir, "--component", "python"])
 
 

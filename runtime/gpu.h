@@ -77,6 +77,8 @@ class Backend {
   virtual void event_destroy(Event event) noexcept = 0;
   virtual void event_record(Event event, Stream stream) = 0;
   virtual void event_synchronize(Event event) = 0;
+  // Whether the work before the event's record has finished; never waits (cudaEventQuery).
+  virtual bool event_query(Event event) = 0;
   virtual float event_elapsed_ms(Event start, Event end) = 0;
 
   // Throws CudaError if the last kernel launch on this thread failed (`what` names it).

@@ -37,6 +37,7 @@ class AbsentBackend : public Backend {
   void event_destroy(Event) noexcept override {}
   void event_record(Event, Stream) override { fail(); }
   void event_synchronize(Event) override { fail(); }
+  bool event_query(Event) override { fail(); }
   float event_elapsed_ms(Event, Event) override { fail(); }
   void check_last_error(const char*) override {}
 

@@ -163,6 +163,15 @@ class CudaBackend final : public Backend {
     note_synchronization();
     EMBER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e)));
   }
+  bool event_query(Event e) override {
+    cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // "not ready" is an answer, not an error to keep
+      return false;
+    }
+    EMBER_CUDA_CHECK(err);
+    return true;
+  }
   float event_elapsed_ms(Event a, Event b) override {
     float ms = 0;
     EMBER_CUDA_CHECK(

@@ -57,3 +57,11 @@ __version__ = "0.1.0"
 __all__ = [n for n in dir() if not n.startswith("_") and n not in
            ("IndexError", "ValueError", "IOError", "bool", "sum", "max", "min", "abs", "pow",
             "any", "all", "round")]
+
+
+def __getattr__(name):
+    # ember.distributed loads MPI and NCCL: imported on first use, not with `import ember`.
+    if name == "distributed":
+        import importlib
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

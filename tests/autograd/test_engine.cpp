@@ -123,3 +123,46 @@ TEST_CASE("broadcasting gradients sum back to the input's shape") {
   CHECK(grad(c).shape() == Shape{1, 1});
   CHECK(grad(c).item() == 6.0);
 }
+
+TEST_CASE("post-accumulate-grad hooks run once per accumulation, after it, in backward order") {
+  // y = sum(w2 * (w1 * x)): the engine reaches w2's accumulator before w1's (later nodes run
+  // first), and each hook sees the gradient already accumulated.
+  Tensor x = from_vector<double>({1.0, 2.0});
+  Tensor w1 = leaf({3.0, 4.0}), w2 = leaf({5.0, 6.0});
+  std::vector<std::string> order;
+  std::vector<double> seen;
+  HookHandle h1 = register_post_accumulate_grad_hook(w1, [&](const Tensor& t) {
+    order.push_back("w1");
+    seen.push_back(grad(t).to_vector<double>()[1]);
+  });
+  HookHandle h2 = register_post_accumulate_grad_hook(w2, [&](const Tensor& t) {
+    order.push_back("w2");
+    seen.push_back(grad(t).to_vector<double>()[1]);
+  });
+  Tensor y = sum(w2 * (w1 * x));
+  backward(y, Tensor(), /*retain_graph=*/true);
+  CHECK(order == std::vector<std::string>{"w2", "w1"});
+  // d/dw1[1] = w2[1] * x[1] = 12; d/dw2[1] = w1[1] * x[1] = 8.
+  CHECK(seen == std::vector<double>{8.0, 12.0});
+  backward(y);  // accumulates: the hooks see the sums
+  CHECK(seen == std::vector<double>{8.0, 12.0, 16.0, 24.0});
+  h2.remove();
+  h2.remove();  // a second remove does nothing
+  Tensor z = sum(w2 * (w1 * x));
+  backward(z);
+  CHECK(order.size() == 5);
+  CHECK(order.back() == "w1");
+  // grad() accumulates nothing, so no hook runs.
+  Tensor u = sum(w1 * x);
+  ember::grad({u}, {w1});
+  CHECK(order.size() == 5);
+  h1.remove();
+}
+
+TEST_CASE("post-accumulate-grad hooks are for leaves that require grad") {
+  Tensor x = leaf({1.0});
+  Tensor y = x * 2.0;
+  CHECK_THROWS_AS(register_post_accumulate_grad_hook(y, [](const Tensor&) {}), ValueError);
+  Tensor c = from_vector<double>({1.0});
+  CHECK_THROWS_AS(register_post_accumulate_grad_hook(c, [](const Tensor&) {}), ValueError);
+}

@@ -24,6 +24,8 @@ BAD = {
                    ["-1", "18446744073709551616"] + NOT_AN_INTEGER),
         "--threads": ("in [0, 4096]", ["-1", "4097"] + NOT_AN_INTEGER),
         "--max-steps": ("in [1, 1099511627776]", ["0", "-1", "1099511627777"] + NOT_AN_INTEGER),
+        "--dist-timeout": ("in (0, 604800]", ["0", "-1", "604801"] + NOT_FINITE + NOT_A_NUMBER),
+        "--bucket-mb": ("in (0, 65536]", ["0", "-0.5", "65537"] + NOT_FINITE + NOT_A_NUMBER),
     },
     "algos": {
         "--stride": ("in [1, 2147483647]", ["0", "-1", "2147483648"] + NOT_AN_INTEGER),

@@ -93,7 +93,7 @@ if ! cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" >"$LOGS/configure.log" 2>&1
   build_status="FAILED (configure; see configure.log)"
   tail -30 "$LOGS/configure.log"
 elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench_ladder \
-    bench_conv_ladder ember_cli >"$LOGS/build.log" 2>&1; then
+    bench_conv_ladder bench_dist ember_cli >"$LOGS/build.log" 2>&1; then
   build_status="FAILED (see build.log)"
   grep -E "error|Error" "$LOGS/build.log" | head -30
 fi
@@ -168,6 +168,30 @@ run_bench bench_gpu 300
 run_bench bench_ladder 180
 run_bench bench_conv_ladder 180
 
+# NCCL with one rank on this GPU (docs/distributed.md): an env:// rendezvous through the TCP store
+# on 127.0.0.1, ResNet-20's gradient buckets all-reduced, a DistributedDataParallel step against
+# the plain one, and NCCL's all-reduce over 1 to 256 MiB (one rank: NCCL's own loopback path,
+# no link crossed; the collectives' results are checked by the gpu suite's test_nccl_gpu.cpp).
+nccl_line="not run"
+if [ "$build_status" != "ok" ]; then
+  nccl_line="not run (build failed)"
+elif [ $usable -ne 1 ]; then
+  nccl_line="skipped: $why"
+elif grep -q "NCCL backend ON" "$LOGS/configure.log"; then
+  RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000)) \
+    timeout 120 "$BUILD/bin/bench_dist" --backend nccl --device cuda --model resnet20 --batch 128 \
+    >"$LOGS/bench_dist.log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    bench_ok=0
+    nccl_line="bench_dist exited with $rc (see bench_dist.log)"
+  else
+    nccl_line="$(grep -m1 "bucketed all-reduce" "$LOGS/bench_dist.log"); $(grep -m1 "256 MiB" "$LOGS/bench_dist.log")"
+  fi
+else
+  nccl_line="skipped: the build has no NCCL (see configure.log)"
+fi
+
 # cuDNN in the selector (docs/gpu_backend.md, "cuDNN's engines"): every candidate (Ember's
 # kernels, cuDNN's engine configs, its classic algorithms) of each distinct ResNet-50 and VGG-16
 # layer timed in all three directions, with its error against float64, and how often the
@@ -231,6 +255,7 @@ summary_rows() {
   echo "cudnn  | ember algos resnet50 b8 112x112: ${algos_row[resnet50 float32]}"
   echo "cudnn  | ember algos vgg16 b8 64x64: ${algos_row[vgg16 float32]}"
   echo "half   | ember algos resnet50 b8 56x56 float16: ${algos_row[resnet50 float16]}"
+  echo "nccl   | bench_dist --backend nccl, 1 rank: $nccl_line"
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
   summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"
   summary_rows "conv  " bench_conv_ladder "^== summary" "^bench_conv_ladder: done"

@@ -72,6 +72,32 @@ class BatchNorm2d(CppModule):
         object.__setattr__(self, "num_features", num_features)
 
 
+class SyncBatchNorm(BatchNorm2d):
+    """BatchNorm2d whose training statistics are those of the global batch, over the ranks of
+    the default process group (torch.nn.SyncBatchNorm; Note [SyncBatchNorm] in
+    dist/sync_batch_norm.h). Eval mode uses the running statistics, as BatchNorm2d."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats)
+        SyncBatchNorm._synchronise(self, process_group)
+
+    @staticmethod
+    def _synchronise(bn, process_group):
+        from .. import _dist
+        _dist.make_sync_batch_norm(bn._cpp, process_group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Makes every BatchNorm2d in `module` a SyncBatchNorm (in place, keeping parameters and
+        buffers) and returns `module`."""
+        for m in list(module.modules()):
+            if type(m) is BatchNorm2d:
+                cls._synchronise(m, process_group)
+                m.__class__ = cls
+        return module
+
+
 class MaxPool2d(CppModule):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
         super().__init__(_C._MaxPool2d(kernel_size, stride or 0, padding, dilation, ceil_mode))

@@ -1,8 +1,9 @@
 """Data loading over Python sequences, NumPy arrays and tensors: TensorDataset and DataLoader
-with batch_size, shuffle, drop_last and a default collate for (input, label) tuples."""
+with batch_size, shuffle, sampler, drop_last and a default collate for (input, label) tuples.
+ember.utils.data.distributed has the DistributedSampler."""
 import random
 
-from .. import _C
+from ... import _C
 
 
 class Dataset:
@@ -51,20 +52,26 @@ def default_collate(batch):
 class DataLoader:
     """Iterates over `dataset` (anything with __len__ and __getitem__) in batches."""
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-                 seed=None):
+    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, drop_last=False,
+                 collate_fn=None, seed=None):
         if batch_size < 1:
             raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        self.sampler = sampler
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
         self.collate_fn = collate_fn or default_collate
         self._rng = random.Random(seed)
 
     def __len__(self):
-        n = len(self.dataset)
+        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
-        order = list(range(len(self.dataset)))
+        if self.sampler is not None:  # the sampler's indices, in its order
+            order = list(iter(self.sampler))
+        else:
+            order = list(range(len(self.dataset)))
         if self.shuffle:
             self._rng.shuffle(order)
         for b in range(len(self)):

@@ -1,0 +1,2 @@
+"""ember.nn.parallel: DistributedDataParallel (torch.nn.parallel's name)."""
+from .distributed import DistributedDataParallel  # noqa: F401
