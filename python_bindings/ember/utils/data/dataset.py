@@ -1,72 +1,124 @@
-"""Data loading over Python sequences, NumPy arrays and tensors: TensorDataset and DataLoader
-with batch_size, shuffle, drop_last and a default collate for (input, label) tuples."""
-import random
-
-from .. import _C
+"""Datasets as torch.utils.data has them: Dataset, IterableDataset, TensorDataset, Subset,
+ConcatDataset and random_split."""
+import bisect
+import math
+import warnings
 
 
 class Dataset:
-    def __getitem__(self, index):
-        raise NotImplementedError
+    """Examples by index: subclasses give __getitem__ (and __len__ for the default samplers).
+    `a + b` concatenates two datasets."""
 
-    def __len__(self):
-        raise NotImplementedError
+    def __getitem__(self, index):
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of examples: subclasses give __iter__. A DataLoader batches it in order (no
+    sampler, no shuffle)."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        raise TypeError("ConcatDataset does not support IterableDataset")
 
 
 class TensorDataset(Dataset):
-    """Examples are tuples of the i-th rows of each tensor (or array)."""
+    """Example i is the tuple of the i-th rows of each tensor (or NumPy array)."""
 
     def __init__(self, *tensors):
         n = len(tensors[0])
         if any(len(t) != n for t in tensors):
-            raise ValueError("TensorDataset: every tensor must have the same first dimension")
+            raise ValueError("Size mismatch between tensors")
         self.tensors = tensors
 
-    def __getitem__(self, i):
-        return tuple(t[i] for t in self.tensors)
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
 
     def __len__(self):
         return len(self.tensors[0])
 
 
-def default_collate(batch):
-    """Stacks a list of examples: tensors and arrays are stacked, numbers become a tensor, and
-    tuples/lists/dicts are collated field by field."""
-    first = batch[0]
-    if isinstance(first, _C.Tensor):
-        return _C.stack(list(batch))
-    if type(first).__module__ == "numpy":
-        import numpy as np
-        return _C.tensor(np.stack([np.asarray(b) for b in batch]))
-    if isinstance(first, (bool, int, float)):
-        return _C.tensor(list(batch))
-    if isinstance(first, (tuple, list)):
-        return type(first)(default_collate([b[i] for b in batch]) for i in range(len(first))) \
-            if isinstance(first, tuple) else [default_collate([b[i] for b in batch]) for i in range(len(first))]
-    if isinstance(first, dict):
-        return {k: default_collate([b[k] for b in batch]) for k in first}
-    raise TypeError(f"default_collate: cannot batch elements of type {type(first).__name__}")
+class Subset(Dataset):
+    """The examples of `dataset` at `indices`, in that order."""
 
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = indices
 
-class DataLoader:
-    """Iterates over `dataset` (anything with __len__ and __getitem__) in batches."""
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-                 seed=None):
-        if batch_size < 1:
-            raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
-        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
-        self.collate_fn = collate_fn or default_collate
-        self._rng = random.Random(seed)
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
 
     def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.indices)
 
-    def __iter__(self):
-        order = list(range(len(self.dataset)))
-        if self.shuffle:
-            self._rng.shuffle(order)
-        for b in range(len(self)):
-            idx = order[b * self.batch_size:(b + 1) * self.batch_size]
-            yield self.collate_fn([self.dataset[i] for i in idx])
+
+class ConcatDataset(Dataset):
+    """The examples of several datasets one after the other."""
+
+    @staticmethod
+    def cumsum(sequence):
+        out, total = [], 0
+        for d in sequence:
+            total += len(d)
+            out.append(total)
+        return out
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if len(self.datasets) == 0:
+            raise ValueError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        if idx >= len(self):
+            raise IndexError(f"index {idx} is out of range for a ConcatDataset of {len(self)}")
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which > 0 else 0
+        return self.datasets[which][idx - start]
+
+
+def random_split(dataset, lengths, generator=None):
+    """Splits `dataset` into non-overlapping Subsets of the given lengths, or of the given
+    fractions of its length (the remainder spread one by one from the first split), in a random
+    order drawn from `generator` (the default generator when None)."""
+    from ..._random import randperm
+    lengths = list(lengths)
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        sizes = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            sizes.append(int(math.floor(n * frac)))
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty "
+                              "dataset.")
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = randperm(sum(lengths), generator=generator).tolist()
+    out, offset = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, order[offset:offset + length]))
+        offset += length
+    return out
