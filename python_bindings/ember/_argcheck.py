@@ -12,8 +12,9 @@ str"), not print pybind11's list of signatures. Two sources of such errors, one 
   it got. The wrapper finds which argument of the call *is* that object.
 
 install() wraps every function of ember._C, every method of ember.Tensor and the given Python
-functions and classes once, at import. The wrappers add one Python call; on success nothing
-else. An error already attributed is attributed again by an outer wrapper when that one received
+functions and classes once, at import. The wrappers add one Python call and nothing else on
+success: about 0.3 us a call on the 2-core development machine (x.dim() 0.53 us against 0.26 us
+unwrapped, the best of 5 x 100000 calls). An error already attributed is attributed again by an outer wrapper when that one received
 the object itself (ember.zeros passes its size on to a private C function, so the message names
 zeros() and 'size')."""
 import functools

@@ -122,13 +122,12 @@ TEST_CASE("OneCycleLR: cos and linear, two and three phases, momentum and Adam's
           for (size_t g = 0; g < opt->param_groups().size(); ++g) {
             const double max_lr = adam ? 0.01 : (g == 0 ? 1.0 : 2.0);
             const double init = max_lr / 25, min_lr = init / 1e4;
-            std::vector<Phase> ph;
-            if (three)
-              ph = {{0.25 * 20 - 1, init, max_lr, 0.95, 0.85},
-                    {2 * 0.25 * 20 - 2, max_lr, init, 0.85, 0.95},
-                    {19, init, min_lr, 0.95, 0.95}};
-            else
-              ph = {{0.25 * 20 - 1, init, max_lr, 0.95, 0.85}, {19, max_lr, min_lr, 0.85, 0.95}};
+            const std::vector<Phase> ph =
+                three ? std::vector<Phase>{{0.25 * 20 - 1, init, max_lr, 0.95, 0.85},
+                                           {2 * 0.25 * 20 - 2, max_lr, init, 0.85, 0.95},
+                                           {19, init, min_lr, 0.95, 0.95}}
+                      : std::vector<Phase>{{0.25 * 20 - 1, init, max_lr, 0.95, 0.85},
+                                           {19, max_lr, min_lr, 0.85, 0.95}};
             const auto [lr, m] = one_cycle(ph, cos, step);
             CHECK(opt->param_groups()[g].lr() == doctest::Approx(lr).epsilon(1e-12));
             CHECK(opt->param_groups()[g].get(adam ? "beta1" : "momentum") ==

@@ -46,8 +46,7 @@ class RandomSampler(Sampler):
         if not isinstance(self.replacement, bool):
             raise TypeError("replacement should be a boolean value, but got "
                             f"replacement={self.replacement}")
-        if num_samples is not None:
-            _check_count("num_samples", num_samples)
+        _check_count("num_samples", self.num_samples)
 
     @property
     def num_samples(self):
