@@ -16,6 +16,7 @@
 #include "ember/build_config.h"
 #include "nn/amp.h"
 #include "nn/checkpoint.h"
+#include "nn/clip_grad.h"
 #include "nn/conv.h"
 #include "nn/data.h"
 #include "nn/datasets.h"
@@ -41,3 +42,4 @@
 #include "runtime/gpu.h"
 #include "runtime/rng.h"
 #include "runtime/tensor.h"
+#include "runtime/threads.h"

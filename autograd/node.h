@@ -94,6 +94,8 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(const Tensor& leaf);
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   std::string name() const override { return "AccumulateGrad"; }
+  // The leaf it accumulates into (undefined once the leaf is gone), as PyTorch's .variable.
+  Tensor variable() const { return Tensor(leaf_.lock()); }
 
  private:
   std::weak_ptr<TensorImpl> leaf_;

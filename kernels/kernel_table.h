@@ -101,6 +101,15 @@ using Stream = ::ember::gpu::Stream;
   X(adam_step, void,                                                                               \
     (DType t, void* p, const void* g, void* m, void* v, int64_t n, const AdamParams& s,            \
      Stream stream))                                                                               \
+  X(rmsprop_step, void,                                                                            \
+    (DType t, void* p, const void* g, void* square_avg, void* grad_avg, void* momentum_buffer,     \
+     int64_t n, const RmspropParams& s, Stream stream))                                            \
+  X(adagrad_step, void,                                                                            \
+    (DType t, void* p, const void* g, void* sum, int64_t n, const AdagradParams& s,                \
+     Stream stream))                                                                               \
+  X(clip_grad_scale, void,                                                                         \
+    (DType t, void* g, int64_t n, DType norm_t, const void* total_norm, double max_norm,           \
+     Stream stream))                                                                               \
   /* the loss scaler (kernels/amp_shape.h) */                                                      \
   X(amp_unscale, void,                                                                             \
     (DType t, void* g, int64_t n, float* found_inf, const float* scale, Stream stream))            \

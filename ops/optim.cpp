@@ -89,4 +89,59 @@ void adam_step_(const Tensor& p, const Tensor& grad, const Tensor& exp_avg,
   exp_avg_sq.bump_version();
 }
 
+void rmsprop_step_(const Tensor& p, const Tensor& grad, const Tensor& square_avg,
+                   const Tensor& grad_avg, const Tensor& momentum_buffer, const RmspropParams& s_in,
+                   const char* op, const AmpTensors* amp) {
+  check_param(op, p);
+  RmspropParams s = s_in;
+  s.amp = amp_step_of(op, p, amp);
+  check_like(op, "the gradient", p, grad);
+  check_like(op, "square_avg", p, square_avg);
+  if (s.centered) check_like(op, "grad_avg", p, grad_avg);
+  if (s.momentum > 0.0) check_like(op, "the momentum buffer", p, momentum_buffer);
+  const Device dev = p.device();
+  kernels_for(dev).rmsprop_step(p.dtype(), p.data_ptr(), grad.data_ptr(), square_avg.data_ptr(),
+                                s.centered ? grad_avg.data_ptr() : nullptr,
+                                s.momentum > 0.0 ? momentum_buffer.data_ptr() : nullptr, p.numel(),
+                                s, stream_of(dev));
+  count_step(amp);
+  p.bump_version();
+  square_avg.bump_version();
+  if (s.centered) grad_avg.bump_version();
+  if (s.momentum > 0.0) momentum_buffer.bump_version();
+}
+
+void adagrad_step_(const Tensor& p, const Tensor& grad, const Tensor& sum,
+                   const AdagradParams& s_in, const char* op, const AmpTensors* amp) {
+  check_param(op, p);
+  AdagradParams s = s_in;
+  s.amp = amp_step_of(op, p, amp);
+  check_like(op, "the gradient", p, grad);
+  check_like(op, "sum", p, sum);
+  const Device dev = p.device();
+  kernels_for(dev).adagrad_step(p.dtype(), p.data_ptr(), grad.data_ptr(), sum.data_ptr(), p.numel(),
+                                s, stream_of(dev));
+  count_step(amp);
+  p.bump_version();
+  sum.bump_version();
+}
+
+void clip_grad_scale_(const Tensor& grad, const Tensor& total_norm, double max_norm) {
+  const char* op = "clip_grad_norm_";
+  EMBER_CHECK_DTYPE(is_floating(grad.dtype()), op, ": gradient has dtype ", grad.dtype(),
+                    "; expected a floating dtype");
+  EMBER_CHECK_VALUE(grad.is_contiguous(), op, ": gradient is not contiguous");
+  EMBER_CHECK_DTYPE(is_floating(total_norm.dtype()), op, ": total norm has dtype ",
+                    total_norm.dtype(), "; expected a floating dtype");
+  EMBER_CHECK_SHAPE(total_norm.numel() == 1, op,
+                    ": expected a total norm of one element, got shape ", total_norm.shape());
+  EMBER_CHECK_DEVICE(total_norm.device() == grad.device(), op, ": total norm is on ",
+                     total_norm.device(), " but the gradient is on ", grad.device());
+  const Tensor norm = total_norm.contiguous();
+  const Device dev = grad.device();
+  kernels_for(dev).clip_grad_scale(grad.dtype(), grad.data_ptr(), grad.numel(), norm.dtype(),
+                                   norm.data_ptr(), max_norm, stream_of(dev));
+  grad.bump_version();
+}
+
 }  // namespace ember::ops

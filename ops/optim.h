@@ -1,6 +1,7 @@
-// Fused optimiser updates as ops: one pass over a parameter and its state, PyTorch's SGD and
-// Adam/AdamW rules (kernels/optim_shape.h), on the parameter's device. nn/optim.h builds the
-// optimisers on them.
+// Fused optimiser updates as ops: one pass over a parameter and its state, PyTorch's SGD,
+// Adam/AdamW, RMSprop and Adagrad rules (kernels/optim_shape.h), on the parameter's device; and
+// the gradient clip's scaling by a norm that stays on the device. nn/optim.h and nn/clip_grad.h
+// build on them.
 #pragma once
 
 #include "kernels/optim_shape.h"
@@ -8,7 +9,9 @@
 
 namespace ember::ops {
 
+using kernels::AdagradParams;
 using kernels::AdamParams;
+using kernels::RmspropParams;
 using kernels::SgdParams;
 
 // A step under the loss scaler (nn/amp.h; kernels/optim_shape.h's AmpStep), each tensor
@@ -32,5 +35,25 @@ void sgd_step_(const Tensor& p, const Tensor& grad, const Tensor& momentum_buffe
 void adam_step_(const Tensor& p, const Tensor& grad, const Tensor& exp_avg,
                 const Tensor& exp_avg_sq, const AdamParams& s, const char* op = "Adam",
                 const AmpTensors* amp = nullptr);
+
+// requires: as sgd_step_, with square_avg defined; grad_avg defined when s.centered,
+// momentum_buffer
+//           when s.momentum > 0 (each undefined otherwise is fine).
+// ensures:  p and the buffers it uses updated in place (their versions bumped).
+void rmsprop_step_(const Tensor& p, const Tensor& grad, const Tensor& square_avg,
+                   const Tensor& grad_avg, const Tensor& momentum_buffer, const RmspropParams& s,
+                   const char* op = "RMSprop", const AmpTensors* amp = nullptr);
+
+// requires: as sgd_step_, with sum (the accumulated squares) defined. s.step is 1-based.
+// ensures:  p and sum updated in place (their versions bumped).
+void adagrad_step_(const Tensor& p, const Tensor& grad, const Tensor& sum, const AdagradParams& s,
+                   const char* op = "Adagrad", const AmpTensors* amp = nullptr);
+
+// grad *= min(max_norm / (total_norm + 1e-6), 1), the coefficient computed on the device from
+// total_norm (kernels/optim_shape.h, clip_grad_scale): one kernel, no host wait.
+// requires: grad a contiguous floating tensor; total_norm a floating tensor of one element on
+//           grad's device (ValueError / DTypeError / DeviceError naming clip_grad_norm_).
+// ensures:  grad scaled in place (its version bumped).
+void clip_grad_scale_(const Tensor& grad, const Tensor& total_norm, double max_norm);
 
 }  // namespace ember::ops

@@ -6,7 +6,7 @@ from . import _C
 
 
 def _size(size):
-    if len(size) == 1 and not isinstance(size[0], int):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
         return tuple(size[0])
     return tuple(size)
 
@@ -57,33 +57,86 @@ def randn(*size, dtype=None, device=None, requires_grad=False):
     return _finish(_C._randn(_size(size), dtype, device), requires_grad)
 
 
+def _check_tensor(t, fn):
+    if not isinstance(t, _C.Tensor):
+        from ._argcheck import arg_type_error
+        raise arg_type_error(fn, "Tensor", t)
+
+
 def _like(fn, t, dtype, device, requires_grad, *args):
+    _check_tensor(t, fn.__name__ + "_like")
     return fn(t.shape, *args, dtype=dtype or t.dtype, device=device or t.device,
               requires_grad=requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+# The *_like factories: input's shape, dtype and device unless given. layout and memory_format
+# are accepted for PyTorch's signatures (Ember's tensors are strided and contiguous).
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
     return _like(zeros, input, dtype, device, requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
     return _like(ones, input, dtype, device, requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
     return _like(empty, input, dtype, device, requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
     return _like(rand, input, dtype, device, requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
     return _like(randn, input, dtype, device, requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    _check_tensor(input, "full_like")
+    if not isinstance(fill_value, (builtins.bool, int, float)) and not (
+            isinstance(fill_value, _C.Tensor) and fill_value.numel() == 1):
+        from ._argcheck import arg_type_error
+        raise arg_type_error("full_like", "Number", fill_value)
+    if isinstance(fill_value, _C.Tensor):
+        fill_value = fill_value.item()
+    dtype = dtype or input.dtype
+    if not dtype.is_floating_point and dtype != _C.bool:
+        fill_value = int(fill_value)  # PyTorch truncates a float fill of an integer tensor
+    return full(input.shape, fill_value, dtype=dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+# Tensor.new_*: a new tensor with this tensor's dtype and device unless given (size as varargs
+# or one sequence).
+def _new(fn, self, size, dtype, device, requires_grad, *args):
+    return fn(_size(size), *args, dtype=dtype or self.dtype, device=device or self.device,
+              requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    return _new(zeros, self, size, dtype, device, requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
+    return _new(ones, self, size, dtype, device, requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    return _new(empty, self, size, dtype, device, requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
 
 

@@ -96,17 +96,37 @@ def _finish(t, requires_grad):
     return t
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
-    """Integers uniform in [low, high): randint(high, size) or randint(low, high, size)."""
-    if size is None:
-        low, high, size = 0, low, high
+def _generator(generator):
+    if generator is None:
+        return None
+    cpp = getattr(generator, "_cpp", None)
+    if cpp is None:
+        raise TypeError(f"generator must be an ember.Generator, got {type(generator).__name__}")
+    return cpp
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+            low=None, high=None):
+    """randint(high, size) or randint(low, high, size): integers uniform in [low, high), drawn
+    on the device from the generator's Philox stream (the same numbers on every device)."""
+    pos = list(args)
+    if size is None and pos and isinstance(pos[-1], (tuple, list)):
+        size = pos.pop()
+    if high is None:
+        high = pos.pop() if pos else None
+    if low is None:
+        low = pos.pop() if pos else 0
+    if high is None or size is None or pos:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
     if isinstance(size, int):
         size = (size,)
-    return _finish(_C._randint(int(low), int(high), tuple(size), dtype, device), requires_grad)
+    t = _C._randint(int(low), int(high), tuple(size), dtype, device, _generator(generator))
+    return _finish(t, requires_grad)
 
 
-def randperm(n, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_C._randperm(int(n), dtype, device), requires_grad)
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0, ..., n - 1: the positions that sort n Philox draws."""
+    return _finish(_C._randperm(int(n), dtype, device, _generator(generator)), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):

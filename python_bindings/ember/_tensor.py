@@ -2,6 +2,8 @@
 import builtins
 
 from . import _C
+from ._factories import new_empty, new_full, new_ones, new_zeros
+from ._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
 
@@ -50,6 +52,8 @@ def _type_as(self, other):
 
 
 _methods = {
+    "__repr__": tensor_repr,
+    "__str__": tensor_repr,
     "__iter__": _iter,
     "__array__": _array,
     "__format__": _format,
@@ -73,6 +77,10 @@ _methods = {
     "any": _any,
     "all": _all,
     "new_tensor": _new_tensor,
+    "new_zeros": new_zeros,
+    "new_ones": new_ones,
+    "new_empty": new_empty,
+    "new_full": new_full,
     "type_as": _type_as,
     "view_as": lambda self, other: self.view(other.shape),
     "reshape_as": lambda self, other: self.reshape(other.shape),

@@ -55,7 +55,9 @@ class autocast:
 
 
 def _cpp_optimizer(optimizer):
-    return getattr(optimizer, "_cpp", optimizer)
+    # An ember.optim optimiser pushes its param_groups' options to C++ first (_sync).
+    sync = getattr(optimizer, "_sync", None)
+    return sync() if sync is not None else getattr(optimizer, "_cpp", optimizer)
 
 
 class GradScaler:

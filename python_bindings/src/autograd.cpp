@@ -42,6 +42,7 @@ Tensor record_function(const std::string& name, const Tensor& out,
                        const std::vector<Tensor>& inputs, const std::vector<Tensor>& saved,
                        const pb::object& backward) {
   if (!any_requires_grad(inputs)) return out;
+  note_python_function(name);
   auto fn = std::make_shared<GilHeld>(backward);
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;

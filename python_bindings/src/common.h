@@ -15,6 +15,20 @@ namespace ember::py {
 
 namespace pb = pybind11;
 
+// Note [Argument errors] (ember/_argcheck.py): a converter below that gets an argument of the
+// wrong type throws ArgTypeError with what it expected (in PyTorch's words: "int or tuple of
+// ints") and the object it got. Python sees ember._C._ArgTypeError, a TypeError, and the wrappers
+// there name the function and the argument that received the object.
+struct ArgTypeError : std::runtime_error {
+  ArgTypeError(const std::string& what, std::string expected, pb::object got)
+      : std::runtime_error(what), expected(std::move(expected)), got(std::move(got)) {}
+  std::string expected;
+  pb::object got;
+};
+// Throws ArgTypeError: "<context>: expected <expected>, got <type of got>".
+[[noreturn]] void throw_arg_type(const char* context, const std::string& expected,
+                                 const pb::handle& got);
+
 // dtype arguments: an ember.dtype object or a name ("float32", "f32", ...); None gives `dflt`.
 DType dtype_arg(const pb::handle& obj, DType dflt);
 // Device arguments: an ember.device object or a string ("cpu", "cuda:0", "emu:0"); None gives
@@ -56,6 +70,10 @@ void init_tensor_ops(pb::module_& m);
 void init_nn_ops(pb::module_& m);
 void init_autograd(pb::module_& m);
 void init_nn(pb::module_& m);
+void init_optim(pb::module_& m);
+void init_graph(pb::module_& m);
+// A node name an ember.autograd.Function records (graph.cpp shows it as is, as PyTorch does).
+void note_python_function(const std::string& name);
 void init_runtime(pb::module_& m);
 
 }  // namespace ember::py

@@ -9,12 +9,10 @@ namespace ember::py {
 Shape shape_of(const pb::handle& obj) {
   if (pb::isinstance<pb::int_>(obj)) return Shape{obj.cast<int64_t>()};
   if (!pb::isinstance<pb::sequence>(obj) || pb::isinstance<pb::str>(obj))
-    throw pb::type_error("expected a shape (an int or a sequence of ints), got " +
-                         pb::repr(obj).cast<std::string>());
+    throw_arg_type("shape", "tuple of ints", obj);
   Shape s;
   for (auto v : obj.cast<pb::sequence>()) {
-    if (!pb::isinstance<pb::int_>(v))
-      throw pb::type_error("expected a shape of ints, got " + pb::repr(obj).cast<std::string>());
+    if (!pb::isinstance<pb::int_>(v)) throw_arg_type("shape", "tuple of ints", obj);
     s.push_back(v.cast<int64_t>());
   }
   return s;
@@ -30,12 +28,12 @@ std::array<int64_t, 2> pair_arg(const pb::handle& obj, const char* what) {
     int64_t v = obj.cast<int64_t>();
     return {v, v};
   }
-  if (pb::isinstance<pb::sequence>(obj) && pb::len(obj) == 2) {
+  if (pb::isinstance<pb::sequence>(obj) && !pb::isinstance<pb::str>(obj) && pb::len(obj) == 2) {
     auto s = obj.cast<pb::sequence>();
-    return {s[0].cast<int64_t>(), s[1].cast<int64_t>()};
+    if (pb::isinstance<pb::int_>(s[0]) && pb::isinstance<pb::int_>(s[1]))
+      return {s[0].cast<int64_t>(), s[1].cast<int64_t>()};
   }
-  throw pb::type_error(std::string(what) + ": expected an int or a pair of ints, got " +
-                       pb::repr(obj).cast<std::string>());
+  throw_arg_type(what, "int or tuple of ints", obj);
 }
 
 std::vector<int64_t> dims_arg(const pb::handle& obj) {

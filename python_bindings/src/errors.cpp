@@ -8,6 +8,7 @@ namespace {
 
 struct PyErrors {
   pb::object error, shape, dtype, device, index, value, oom, format, io, cuda, cudnn, cublas;
+  pb::object arg_type;  // Note [Argument errors] in common.h
 };
 PyErrors* errors = nullptr;  // owned by the module for the interpreter's lifetime
 
@@ -25,6 +26,14 @@ void set(const pb::object& cls, const std::exception& e) {
 }
 
 }  // namespace
+
+void throw_arg_type(const char* context, const std::string& expected, const pb::handle& got) {
+  const std::string type =
+      got.is_none() ? "NoneType" : pb::str(got.get_type().attr("__name__")).cast<std::string>();
+  throw ArgTypeError(std::string(context) + ": expected " + expected + ", got " + type + " (" +
+                         pb::repr(got).cast<std::string>() + ")",
+                     expected, pb::reinterpret_borrow<pb::object>(got));
+}
 
 void init_errors(pb::module_& m) {
   errors = new PyErrors();
@@ -47,6 +56,8 @@ void init_errors(pb::module_& m) {
   E.cuda = make_error(m, "CudaError", pb::make_tuple(E.error), "A failed CUDA runtime call.");
   E.cudnn = make_error(m, "CudnnError", pb::make_tuple(E.error), "A failed cuDNN call.");
   E.cublas = make_error(m, "CublasError", pb::make_tuple(E.error), "A failed cuBLAS call.");
+  E.arg_type = make_error(m, "_ArgTypeError", pb::make_tuple(b.attr("TypeError")),
+                          "An argument of the wrong type (ember/_argcheck.py names it).");
 
   // Most-derived first: a handler for ember::Error would also catch every subtype.
   pb::register_exception_translator([](std::exception_ptr p) {
@@ -54,6 +65,11 @@ void init_errors(pb::module_& m) {
     const PyErrors& E = *errors;
     try {
       std::rethrow_exception(p);
+    } catch (const ArgTypeError& e) {
+      pb::object exc = E.arg_type(pb::str(e.what()));
+      exc.attr("expected") = e.expected;
+      exc.attr("got") = e.got;
+      PyErr_SetObject(E.arg_type.ptr(), exc.ptr());
     } catch (const OutOfMemory& e) {
       set(E.oom, e);
     } catch (const ShapeError& e) {

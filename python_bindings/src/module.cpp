@@ -5,6 +5,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "Ember's C++ runtime (the ember package wraps it)";
   ember::py::init_errors(m);
   ember::py::init_runtime(m);
+  ember::py::init_graph(m);
   ember::py::init_tensor(m);
   ember::py::init_create(m);
   ember::py::init_ops(m);
@@ -12,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   ember::py::init_nn_ops(m);
   ember::py::init_autograd(m);
   ember::py::init_nn(m);
+  ember::py::init_optim(m);
 }

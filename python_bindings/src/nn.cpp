@@ -1,5 +1,5 @@
-// The C++ layers, models, optimisers, safetensors files and data sets. The Python classes in
-// ember/nn and ember/optim wrap these objects; the tensors they hand out are the same handles
+// The C++ layers, models, safetensors files and data sets (the optimisers are in optim.cpp). The
+// Python classes in ember/nn wrap these objects; the tensors they hand out are the same handles
 // the C++ objects use, so updates on either side are seen by both.
 #include "common.h"
 
@@ -159,35 +159,8 @@ void init_nn(pb::module_& m) {
       },
       arg("name"), arg("in_channels") = 1, arg("image_size") = 8, arg("num_classes") = 10);
 
-  using nn::Optimizer;
-  pb::class_<Optimizer, std::shared_ptr<Optimizer>>(m, "_Optimizer")
-      .def("step", static_cast<void (Optimizer::*)()>(&Optimizer::step),
-           pb::call_guard<pb::gil_scoped_release>())
-      .def("zero_grad", &Optimizer::zero_grad)
-      .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
-      .def("params", &Optimizer::params)
-      .def("name", &Optimizer::name)
-      .def("state_dict", [](const Optimizer& o) { return named_list(o.state_dict()); })
-      .def("load_state_dict",
-           [](Optimizer& o, const pb::object& sd) { o.load_state_dict(named_from(sd)); });
-  m.def("_SGD", [](std::vector<Tensor> params, double lr, double momentum, double dampening,
-                   double wd, bool nesterov) {
-    nn::SGDOptions o;
-    o.lr = lr;
-    o.momentum = momentum;
-    o.dampening = dampening;
-    o.weight_decay = wd;
-    o.nesterov = nesterov;
-    return std::shared_ptr<Optimizer>(std::make_shared<nn::SGD>(std::move(params), o));
-  });
-  m.def("_Adam", [](std::vector<Tensor> params, double lr, double b1, double b2, double eps,
-                    double wd, bool decoupled) {
-    nn::AdamOptions o{lr, b1, b2, eps, wd};
-    return std::shared_ptr<Optimizer>(std::make_shared<nn::Adam>(std::move(params), o, decoupled));
-  });
-
   m.def(
-      "save",
+      "_save",
       [](const pb::object& sd, const std::string& path, const pb::object& metadata) {
         Metadata md;
         if (!metadata.is_none()) md = metadata.cast<Metadata>();

@@ -17,17 +17,14 @@ DType dtype_arg(const pb::handle& obj, DType dflt) {
   if (obj.is_none()) return dflt;
   if (pb::isinstance<DType>(obj)) return obj.cast<DType>();
   if (pb::isinstance<pb::str>(obj)) return parse_dtype(obj.cast<std::string>());
-  throw pb::type_error("expected an ember dtype (e.g. ember.float32) or a dtype name, got " +
-                       pb::repr(obj).cast<std::string>());
+  throw_arg_type("dtype", "ember.dtype", obj);
 }
 
 Device device_arg(const pb::handle& obj, Device dflt) {
   if (obj.is_none()) return dflt;
   if (pb::isinstance<Device>(obj)) return obj.cast<Device>();
   if (pb::isinstance<pb::str>(obj)) return Device::parse(obj.cast<std::string>());
-  throw pb::type_error(
-      "expected an ember.device or a device string ('cpu', 'cuda:0', 'emu:0'), got " +
-      pb::repr(obj).cast<std::string>());
+  throw_arg_type("device", "ember.device or str", obj);
 }
 
 namespace {

@@ -190,7 +190,7 @@ void init_tensor(pb::module_& m) {
                              [](const Tensor& t) -> pb::object {
                                AutogradMeta* meta = autograd_meta_if(t);
                                if (!meta || !meta->grad_fn) return pb::none();
-                               return pb::str(meta->grad_fn->name());
+                               return pb::cast(meta->grad_fn);
                              })
       .def_property_readonly("_version", &Tensor::version)
       .def("detach", [](const Tensor& t) { return detach(t); })

@@ -155,12 +155,15 @@ void init_tensor_ops(pb::module_& m) {
         arg("diagonal") = 0);
 
   // --- factories ------------------------------------------------------------------------
+  // generator: an ember.Generator's C++ generator, or None for the default one.
   m.def("_randint", [](int64_t low, int64_t high, const pb::object& size, const pb::object& dtype,
-                       const pb::object& device) {
-    return ops::randint(low, high, shape_of(size), {dtype_arg(dtype, kInt64), device_arg(device)});
+                       const pb::object& device, const std::shared_ptr<Generator>& gen) {
+    return ops::randint(low, high, shape_of(size), {dtype_arg(dtype, kInt64), device_arg(device)},
+                        gen.get());
   });
-  m.def("_randperm", [](int64_t n, const pb::object& dtype, const pb::object& device) {
-    return ops::randperm(n, {dtype_arg(dtype, kInt64), device_arg(device)});
+  m.def("_randperm", [](int64_t n, const pb::object& dtype, const pb::object& device,
+                        const std::shared_ptr<Generator>& gen) {
+    return ops::randperm(n, {dtype_arg(dtype, kInt64), device_arg(device)}, gen.get());
   });
   m.def("_linspace", [](double start, double end, int64_t steps, const pb::object& dtype,
                         const pb::object& device) {

@@ -115,9 +115,10 @@ TEST_CASE("resuming from a state dict continues bit for bit") {
 }
 
 TEST_CASE("bad optimiser arguments") {
-  Tensor no_grad = from_vector<double>({1.0});
-  CHECK_THROWS_AS(SGD({no_grad}, SGDOptions{}), ValueError);
   Tensor p = param({1.0});
+  Tensor non_leaf = mul(p, 2.0);
+  CHECK_THROWS_AS(SGD({non_leaf}, SGDOptions{}), ValueError);
+  CHECK_THROWS_AS(SGD(std::vector<Tensor>{}, SGDOptions{}), ValueError);
   CHECK_THROWS_AS(SGD({p}, SGDOptions{-1.0}), ValueError);
   CHECK_THROWS_AS(SGD({p}, SGDOptions{0.1, 0.0, 0.0, 0.0, true}), ValueError);
   CHECK_THROWS_AS(Adam({p}, AdamOptions{0.1, 1.0}), ValueError);

@@ -17,6 +17,7 @@ call of each shape and keeps the faster. `batch_norm_persistent = True` lets tra
 use cuDNN's faster SPATIAL_PERSISTENT mode, which can overflow (off by default). Without a GPU,
 or without a usable cuDNN, every op runs on Ember's kernels and `is_available()` says why not.
 """
+import contextlib
 import sys
 
 from .. import _C
@@ -50,6 +51,27 @@ def unavailable_reason():
     return _C._cudnn_verdict()[1]
 
 
+def is_acceptable(tensor):
+    """Whether cuDNN could run ops on this tensor: a cuda tensor of a floating dtype, with cuDNN
+    enabled and available."""
+    return (tensor.device.type == "cuda" and tensor.dtype.is_floating_point and
+            _C._cudnn_enabled() and is_available())
+
+
+@contextlib.contextmanager
+def flags(enabled=False, benchmark=False, deterministic=False, allow_tf32=True):
+    """Sets the switches for the body of a `with` block and restores them after, as
+    torch.backends.cudnn.flags (same defaults)."""
+    module = sys.modules[__name__]
+    saved = (module.enabled, module.benchmark, module.deterministic, module.allow_tf32)
+    try:
+        module.enabled, module.benchmark = enabled, benchmark
+        module.deterministic, module.allow_tf32 = deterministic, allow_tf32
+        yield
+    finally:
+        (module.enabled, module.benchmark, module.deterministic, module.allow_tf32) = saved
+
+
 class _CudnnModule(_ConvModule):
     """`benchmark` from ember.backends.conv (the same setting), and cuDNN's own switches."""
 
@@ -57,6 +79,10 @@ class _CudnnModule(_ConvModule):
     deterministic = _switch(_C._conv_deterministic, _C._conv_set_deterministic)
     allow_tf32 = _switch(_C._conv_allow_tf32, _C._conv_set_allow_tf32)
     batch_norm_persistent = _switch(_C._cudnn_bn_persistent, _C._cudnn_set_bn_persistent)
+    # PyTorch's cap on how many cuDNN algorithms its benchmark tries; Ember's benchmark times
+    # every supported candidate under a workspace limit (ember.backends.conv), so it is kept
+    # only for scripts that set it.
+    benchmark_limit = 10
 
     @property
     def preference(self):

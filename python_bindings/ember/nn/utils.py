@@ -1,5 +1,9 @@
-"""Model utilities: fuse_for_inference (batch norm folded into the convolution before it)."""
+"""Model utilities: gradient clipping and parameter vectors (clip_grad.py, as torch.nn.utils) and
+fuse_for_inference (batch norm folded into the convolution before it)."""
 from .. import _C
+from .clip_grad import (  # noqa: F401
+    clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters,
+)
 from .modules import Parameter
 
 

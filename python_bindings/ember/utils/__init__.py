@@ -1,2 +1,2 @@
-"""Utilities: ember.utils.data (datasets and a DataLoader)."""
+"""Utilities: ember.utils.data (datasets, samplers and the DataLoader, as torch.utils.data)."""
 from . import data  # noqa: F401
