@@ -143,23 +143,6 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(_C._eye(int(n), m, dtype, device), requires_grad)
 
 
-def _new(fill):
-    def method(self, *size, dtype=None, device=None, requires_grad=False):
-        t = _C._full(_sizes(size), fill, dtype or self.dtype, device or self.device)
-        return _finish(t, requires_grad)
-    return method
-
-
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    t = _C._full(tuple(size), float(fill_value), dtype or self.dtype, device or self.device)
-    return _finish(t, requires_grad)
-
-
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return _finish(_C._empty(_sizes(size), dtype or self.dtype, device or self.device),
-                   requires_grad)
-
-
 # --- in-place methods -------------------------------------------------------------------------
 
 def _tensors(*values):
@@ -349,10 +332,6 @@ def _install():
         "baddbmm": lambda self, b1, b2, *, beta=1, alpha=1: _C.baddbmm(
             self, b1, b2, beta=beta, alpha=alpha),
         "clip": clip,
-        "new_zeros": _new(0.0),
-        "new_ones": _new(1.0),
-        "new_full": _new_full,
-        "new_empty": _new_empty,
         "copy_": _copy_,
         "scatter_": _scatter_,
         "index_put_": _index_put_,

@@ -116,7 +116,8 @@ TEST_CASE("topk, kthvalue and unique") {
       sort_reference(x.to_vector<double>(), 3, 9, false, asc, ai);
       auto first = [](const std::vector<double>& v, int64_t k) {
         std::vector<double> out;
-        for (int64_t r = 0; r < 3; ++r) out.insert(out.end(), v.begin() + r * 9, v.begin() + r * 9 + k);
+        for (int64_t r = 0; r < 3; ++r)
+          for (int64_t j = 0; j < k; ++j) out.push_back(v[r * 9 + j]);
         return out;
       };
       const ops::SortResult top = ops::topk(x, 4, 1, true);
