@@ -54,6 +54,7 @@ void init_ops(pb::module_& m);
 void init_nn_ops(pb::module_& m);
 void init_autograd(pb::module_& m);
 void init_nn(pb::module_& m);
+void init_nn_layers(pb::module_& m);
 void init_runtime(pb::module_& m);
 
 }  // namespace ember::py
