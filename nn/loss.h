@@ -54,6 +54,7 @@ class KLDivLoss : public Module {
  public:
   explicit KLDivLoss(std::string reduction = "mean", bool log_target = false);
   Tensor forward(const Tensor& input, const Tensor& target);
+  Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
   using Module::forward;
   std::string name() const override { return "KLDivLoss"; }
   std::string reduction;

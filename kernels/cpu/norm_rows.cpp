@@ -4,8 +4,10 @@
 // The weight gradients are summed per channel by one thread each, rows in order.
 #include "kernels/kernel_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
@@ -13,7 +15,7 @@
 namespace ember::kernels::cpu {
 namespace {
 
-constexpr int kLanes = 8;
+constexpr int kLanes = 16;
 
 // The statistics' type: float64 for float64 data, float32 otherwise.
 template <typename T>
@@ -35,6 +37,28 @@ double lane_sum(int64_t n, F&& f) {
   double s = 0;
   for (int k = 0; k < kLanes; ++k) s += acc[k];
   return s;
+}
+
+// sum_j dy[j] and sum_j dy[j] x[j] over n elements, each in kLanes double accumulators added in
+// lane order, in one pass.
+template <typename T>
+std::pair<double, double> channel_sums(int64_t n, const T* __restrict x, const T* __restrict dy) {
+  double sg[kLanes] = {}, sgx[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const double g = to_double(dy[j + k]);
+      sg[k] += g;
+      sgx[k] += g * to_double(x[j + k]);
+    }
+  for (; j < n; ++j) {
+    const double g = to_double(dy[j]);
+    sg[j % kLanes] += g;
+    sgx[j % kLanes] += g * to_double(x[j]);
+  }
+  double a = 0, b = 0;
+  for (int k = 0; k < kLanes; ++k) a += sg[k], b += sgx[k];
+  return {a, b};
 }
 
 // Runs body(r) for every row, in parallel when the data are large.
@@ -87,54 +111,93 @@ void fwd(const NormRowsShape& s, const T* x, const T* w, const T* b, T* y, stat_
   });
 }
 
-// Layer norm's backward (groups == 1, inner == 1): dx per row, then dweight/dbias per column.
+// Layer norm's weight gradients are summed per block of rows, the rows cut into a number of
+// blocks fixed by the shape alone, so the sums' order does not depend on the thread count.
+constexpr int64_t kRowBlocks = 32;
+
+// One row of layer norm's backward: dx (when dr is not null) and the row's terms of dweight and
+// dbias added to the block's partial sums pw, pb. The buffers never overlap (restrict: the loop
+// vectorises).
+template <typename T, typename C>
+void row_grads(int64_t len, const T* __restrict xr, const T* __restrict gr, const C* __restrict wc,
+               C m, C rs, C ma, C mb, T* __restrict dr, double* __restrict pw,
+               double* __restrict pb) {
+  if (dr)
+    for (int64_t q = 0; q < len; ++q) {
+      const C xhat = (static_cast<C>(xr[q]) - m) * rs;
+      dr[q] = static_cast<T>(rs * (static_cast<C>(gr[q]) * wc[q] - ma - xhat * mb));
+    }
+  for (int64_t q = 0; q < len; ++q) {
+    const C g = static_cast<C>(gr[q]);
+    pw[q] += static_cast<double>(g * ((static_cast<C>(xr[q]) - m) * rs));
+    pb[q] += static_cast<double>(g);
+  }
+}
+
+// Layer norm's backward (groups == 1, inner == 1) in one pass over x and dy: per row its two
+// sums, then dx and the row's terms of dweight and dbias into its block's partial sums (the row
+// is in L1 by then); the blocks' partials are added in block order at the end.
 template <typename T>
 void bwd_per_element(const NormRowsShape& s, const T* x, const T* dy, const T* w,
                      const stat_t<T>* mean, const stat_t<T>* rstd, T* dx, T* dw, T* db) {
   using C = compute_t<T>;
-  const int64_t len = s.len;
-  if (dx) {
-    for_rows(s, [&](int64_t r) {
-      const T *xr = x + r * len, *gr = dy + r * len;
-      const C m = static_cast<C>(mean[r]), rs = static_cast<C>(rstd[r]);
-      auto gw = [&](int64_t j) {
-        return w ? static_cast<C>(gr[j]) * static_cast<C>(w[j]) : static_cast<C>(gr[j]);
-      };
-      const double a = lane_sum(len, [&](int64_t j) { return static_cast<double>(gw(j)); });
-      const double bsum = lane_sum(len, [&](int64_t j) {
-        return static_cast<double>(gw(j)) * static_cast<double>((static_cast<C>(xr[j]) - m) * rs);
-      });
-      const C ma = static_cast<C>(a / len), mb = static_cast<C>(bsum / len);
-      T* dr = dx + r * len;
-      for (int64_t j = 0; j < len; ++j) {
-        const C xhat = (static_cast<C>(xr[j]) - m) * rs;
-        dr[j] = static_cast<T>(rs * (gw(j) - ma - xhat * mb));
-      }
-    });
-  }
-  if (!dw && !db) return;
-  // Columns in blocks, each block summed over the rows in order by one thread.
-  constexpr int64_t kCols = 256;
-  const int64_t blocks = (len + kCols - 1) / kCols;
-#pragma omp parallel for schedule(static) if (s.rows * len >= kParallelGrain && blocks > 1 && \
+  const int64_t len = s.len, rows = s.rows;
+  if (rows == 0 || len == 0) return;
+  const bool want_w = dw || db;
+  std::vector<C> wc(static_cast<size_t>(len), C(1));  // the weight in C, or ones
+  if (w)
+    for (int64_t j = 0; j < len; ++j) wc[j] = static_cast<C>(w[j]);
+  const int64_t blocks = std::min<int64_t>(rows, kRowBlocks), per = (rows + blocks - 1) / blocks;
+  std::vector<double> part(want_w ? static_cast<size_t>(blocks * len * 2) : 0);
+#pragma omp parallel for schedule(static) if (rows * len >= kParallelGrain && blocks > 1 && \
                                               !omp_in_parallel())
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t j0 = blk * kCols, n = std::min(kCols, len - j0);
-    double aw[kCols] = {}, ab[kCols] = {};
-    for (int64_t r = 0; r < s.rows; ++r) {
-      const T *xr = x + r * len + j0, *gr = dy + r * len + j0;
+    double* pw = want_w ? part.data() + blk * len * 2 : nullptr;
+    double* pb = want_w ? pw + len : nullptr;
+    for (int64_t r = blk * per; r < std::min(rows, (blk + 1) * per); ++r) {
+      const T *xr = x + r * len, *gr = dy + r * len;
       const C m = static_cast<C>(mean[r]), rs = static_cast<C>(rstd[r]);
-      for (int64_t j = 0; j < n; ++j) {
-        const C g = static_cast<C>(gr[j]);
-        aw[j] += static_cast<double>(g * ((static_cast<C>(xr[j]) - m) * rs));
-        ab[j] += static_cast<double>(g);
+      double sa[kLanes] = {}, sb[kLanes] = {};
+      int64_t j = 0;
+      for (; j + kLanes <= len; j += kLanes)
+        for (int k = 0; k < kLanes; ++k) {
+          const C gw = static_cast<C>(gr[j + k]) * wc[j + k];
+          const C xhat = (static_cast<C>(xr[j + k]) - m) * rs;
+          sa[k] += static_cast<double>(gw);
+          sb[k] += static_cast<double>(gw) * static_cast<double>(xhat);
+        }
+      for (; j < len; ++j) {
+        const C gw = static_cast<C>(gr[j]) * wc[j];
+        sa[j % kLanes] += static_cast<double>(gw);
+        sb[j % kLanes] +=
+            static_cast<double>(gw) * static_cast<double>((static_cast<C>(xr[j]) - m) * rs);
       }
-    }
-    for (int64_t j = 0; j < n; ++j) {
-      if (dw) dw[j0 + j] = static_cast<T>(aw[j]);
-      if (db) db[j0 + j] = static_cast<T>(ab[j]);
+      double a = 0, bsum = 0;
+      for (int k = 0; k < kLanes; ++k) a += sa[k], bsum += sb[k];
+      const C ma = static_cast<C>(a / len), mb = static_cast<C>(bsum / len);
+      T* dr = dx ? dx + r * len : nullptr;
+      if (!want_w) {
+        for (int64_t q = 0; q < len; ++q) {
+          const C xhat = (static_cast<C>(xr[q]) - m) * rs;
+          dr[q] = static_cast<T>(rs * (static_cast<C>(gr[q]) * wc[q] - ma - xhat * mb));
+        }
+        continue;
+      }
+      row_grads(len, xr, gr, wc.data(), m, rs, ma, mb, dr, pw, pb);
     }
   }
+  if (!want_w) return;
+  parallel_range(len, [&](int64_t lo, int64_t n) {
+    for (int64_t q = lo; q < lo + n; ++q) {
+      double gw = 0, gb = 0;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        gw += part[(blk * 2) * len + q];
+        gb += part[(blk * 2 + 1) * len + q];
+      }
+      if (dw) dw[q] = static_cast<T>(gw);
+      if (db) db[q] = static_cast<T>(gb);
+    }
+  });
 }
 
 // Group and instance norm's backward (a channel covers `inner` consecutive elements): per row and
@@ -152,9 +215,7 @@ void bwd_per_channel(const NormRowsShape& s, const T* x, const T* dy, const T* w
     double a = 0, bsum = 0;
     for (int64_t c = 0; c < cpr; ++c) {
       const T *xc = x + r * len + c * inner, *gc = dy + r * len + c * inner;
-      const double g = lane_sum(inner, [&](int64_t j) { return to_double(gc[j]); });
-      const double gx =
-          lane_sum(inner, [&](int64_t j) { return to_double(gc[j]) * to_double(xc[j]); });
+      const auto [g, gx] = channel_sums(inner, xc, gc);
       const double gxhat = (gx - m * g) * rs;
       part[(r * cpr + c) * 2] = g;
       part[(r * cpr + c) * 2 + 1] = gxhat;
