@@ -307,3 +307,26 @@ TEST_CASE("dropout2d zeroes whole channels with the generator's mask, and its gr
   for (int64_t ch = 0; ch < 12; ++ch) CHECK((yv[ch * 10] == 0.0) == (mask[ch] == 0.0));
   CHECK(feature_dropout(x, 0.5, false, &gen).impl() == x.impl());
 }
+
+TEST_CASE("a leaf keeps its first gradient only when nothing else refers to it") {
+  // Note [A leaf's first gradient]: the same gradient sent to two leaves is copied for the
+  // first, so writing one .grad leaves the other alone.
+  Tensor a = rand({3, 4}, kFloat64), b = rand({3, 4}, kFloat64);
+  requires_grad_(a);
+  requires_grad_(b);
+  backward(sum(add(a, b)));
+  CHECK(grad(a).storage() != grad(b).storage());
+  grad(a).fill_(5.0);
+  CHECK(grad(b).to_vector<double>() == std::vector<double>(12, 1.0));
+  // A gradient the caller passes is never taken over.
+  Tensor x = rand({5}, kFloat64);
+  requires_grad_(x);
+  const Tensor g = from_vector<double>({1, 2, 3, 4, 5});
+  backward(x, g);
+  CHECK(grad(x).storage() != g.storage());
+  // A fresh gradient (a layer's input gradient) is kept without a copy, and stays correct.
+  Tensor w = rand({4, 4}, kFloat64);
+  requires_grad_(w);
+  backward(sum(mul(w, 3.0)));
+  CHECK(grad(w).to_vector<double>() == std::vector<double>(16, 3.0));
+}
