@@ -10,6 +10,12 @@ bilinear x2 interpolation of [16,64,64,64], as timed by build/bin/bench_train_st
 its own and reports its maximum resident set size.
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--repeats 5]
+    /usr/bin/python3 bench/compare_torch.py --ops-cpu-time [--build build] [--repeats 9]
+
+--ops-cpu-time times the four layer rows on one thread in the same process, through Ember's
+Python bindings (<build>/python) and PyTorch alternately, in thread CPU time (best of
+--repeats): on a machine shared with other work, wall time swings by several times between
+runs while CPU time of interleaved runs stays comparable.
 
 Needs Debian's python3-torch (apt-get install python3-torch).
 """
@@ -102,17 +108,54 @@ def train_step(model, x, y, amp=False):
     return step
 
 
-def op_fwd_bwd(op, shapes, out):
+LAYER_ROWS = [  # name, the op on (lib, leaves), leaf shapes, output shape
+    ("layer_norm [32,128,768]", lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (768,), w, b),
+     [(32, 128, 768), (768,), (768,)], (32, 128, 768)),
+    ("group_norm 32 groups [16,256,32,32]", lambda lib, x, w, b: lib.nn.functional.group_norm(x, 32, w, b),
+     [(16, 256, 32, 32), (256,), (256,)], (16, 256, 32, 32)),
+    ("conv_transpose2d 64->32 k4 s2 [16,64,32,32]",
+     lambda lib, x, w, b: lib.nn.functional.conv_transpose2d(x, w, b, stride=2, padding=1),
+     [(16, 64, 32, 32), (64, 32, 4, 4), (32,)], (16, 32, 64, 64)),
+    ("interpolate bilinear x2 [16,64,64,64]",
+     lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+     [(16, 64, 64, 64)], (16, 64, 128, 128)),
+]
+
+
+def op_fwd_bwd(op, shapes, out, lib=torch):
     """Forward, then backward from a fixed output gradient, the leaves' gradients set to None
     first (zero_grad(set_to_none=True)): the op and its backward, no reduction around them."""
-    leaves = [torch.randn(*s, requires_grad=True) for s in shapes]
-    g = torch.randn(*out)
+    leaves = [lib.randn(*s) for s in shapes]
+    for t in leaves:
+        t.requires_grad_(True)
+    g = lib.randn(*out)
 
     def run():
         for t in leaves:
             t.grad = None
         op(*leaves).backward(g)
     return run
+
+
+def ops_cpu_time(build, repeats):
+    """The layer rows on one thread, Ember and PyTorch alternately, best thread CPU time."""
+    sys.path.insert(0, str(Path(build) / "python"))
+    import ember
+    torch.set_num_threads(1)
+    print(f"Ember vs PyTorch {torch.__version__} (CPU), 1 thread, interleaved, best of {repeats} "
+          "runs of thread CPU time, milliseconds")
+    print(f"  {'row':44} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")
+    for name, op, shapes, out in LAYER_ROWS:
+        fns = [op_fwd_bwd(lambda *a, lib=lib: op(lib, *a), shapes, out, lib) for lib in (ember, torch)]
+        best = [float("inf")] * 2
+        for f in fns:
+            f()
+        for _ in range(repeats):
+            for i, f in enumerate(fns):
+                t0 = time.thread_time()
+                f()
+                best[i] = min(best[i], (time.thread_time() - t0) * 1e3)
+        print(f"  {name:44} {best[0]:10.2f} {best[1]:10.2f} {best[0] / best[1]:12.2f}")
 
 
 def torch_rows(repeats, only=None):
@@ -126,16 +169,8 @@ def torch_rows(repeats, only=None):
     rows["step resnet20 cifar b128"] = train_step(resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7))
     rows["step resnet20 cifar b128 bf16 autocast"] = train_step(
         resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7), amp=True)
-    rows["layer_norm [32,128,768]"] = op_fwd_bwd(
-        lambda x, w, b: F.layer_norm(x, (768,), w, b), [(32, 128, 768), (768,), (768,)], (32, 128, 768))
-    rows["group_norm 32 groups [16,256,32,32]"] = op_fwd_bwd(
-        lambda x, w, b: F.group_norm(x, 32, w, b), [(16, 256, 32, 32), (256,), (256,)], (16, 256, 32, 32))
-    rows["conv_transpose2d 64->32 k4 s2 [16,64,32,32]"] = op_fwd_bwd(
-        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1),
-        [(16, 64, 32, 32), (64, 32, 4, 4), (32,)], (16, 32, 64, 64))
-    rows["interpolate bilinear x2 [16,64,64,64]"] = op_fwd_bwd(
-        lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
-        [(16, 64, 64, 64)], (16, 64, 128, 128))
+    for name, op, shapes, out in LAYER_ROWS:
+        rows[name] = op_fwd_bwd(lambda *a, op=op: op(torch, *a), shapes, out)
     return {name: median_ms(fn, repeats) for name, fn in rows.items() if only in (None, name)}
 
 
@@ -143,8 +178,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--ops-cpu-time", action="store_true",
+                    help="only the layer rows, interleaved, in thread CPU time (1 thread)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.ops_cpu_time:
+        ops_cpu_time(args.build, args.repeats)
+        return 0
     step = "step resnet20 cifar b128"
     if args.child:  # a PyTorch process of its own for the peak-memory row
         torch.set_num_threads(int(args.child))

@@ -337,3 +337,12 @@ def test_dropout2d_channels(rng):
         F.dropout2d(ember.ones(2, 3, 4))
 
 
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_functional_conv2d_padding_strings(padding, dtype, rng):
+    x, w = normal(2, 3, 7, 6)(rng).astype(NP_DTYPE[dtype]), normal(4, 3, 4, 3)(rng).astype(NP_DTYPE[dtype])
+    b = normal(4)(rng).astype(NP_DTYPE[dtype])
+    run_pair(lambda a, c, d: F.conv2d(a, c, d, padding=padding, dilation=(1, 2)),
+             lambda a, c, d: TF.conv2d(a, c, d, padding=padding, dilation=(1, 2)),
+             [x, w, b], dtype, rng, f"conv2d padding={padding}")
