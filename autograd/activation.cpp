@@ -1,7 +1,11 @@
 #include "autograd/activation.h"
 
+#include <algorithm>
+
 #include "autograd/autocast.h"
+#include "autograd/elementwise.h"
 #include "autograd/function.h"
+#include "autograd/shape.h"
 
 namespace ember {
 
@@ -78,6 +82,42 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
 
 Tensor relu6(const Tensor& x) {
   return hardtanh(x, 0.0, 6.0);
+}
+
+Tensor hardswish(const Tensor& x) {
+  return record("HardswishBackward", ops::hardswish(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) {
+                  return Grads{ops::hardswish_backward(g, s[0])};
+                });
+}
+
+Tensor hardsigmoid(const Tensor& x) {
+  return record("HardsigmoidBackward", ops::hardsigmoid(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) {
+                  return Grads{ops::hardsigmoid_backward(g, s[0])};
+                });
+}
+
+Tensor mish(const Tensor& x) {
+  return record("MishBackward", ops::mish(x), {x}, {x},
+                [](const Tensor& g, const Saved& s) { return Grads{ops::mish_backward(g, s[0])}; });
+}
+
+// Composed of where and mul, whose gradients are PReLU's: g where x > 0, else g * weight for x
+// and g * x (summed over the broadcast) for the weight.
+Tensor prelu(const Tensor& x, const Tensor& weight) {
+  if (autocast_applies({&x, &weight}))
+    return autocast_call("prelu", {x, weight}, [&](const auto& c) { return prelu(c[0], c[1]); });
+  const int64_t channels = x.dim() >= 2 ? x.size(1) : 1;
+  EMBER_CHECK_SHAPE(weight.dim() == 1 && (weight.numel() == 1 || weight.numel() == channels),
+                    "prelu: expected a weight of shape [1] or [", channels,
+                    "] (the input's channels, dim 1) for an input of shape ", x.shape(), ", got ",
+                    weight.shape());
+  Shape ws(static_cast<size_t>(std::max<int64_t>(x.dim(), 1)), 1);
+  if (x.dim() >= 2) ws[1] = weight.numel();
+  const Tensor w = weight.numel() == 1 ? reshape(weight, {}) : reshape(weight, ws);
+  const Tensor positive = ember::gt(x, zeros({}, {x.dtype(), x.device()}));
+  return where(positive, x, mul(w, x));
 }
 
 }  // namespace ember

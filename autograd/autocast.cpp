@@ -22,8 +22,10 @@ struct PolicyRow {
 constexpr PolicyRow kPolicies[] = {
     // The products: Tensor Core work on a GPU.
     {"conv2d", CastPolicy::lower_precision},
+    {"conv_transpose2d", CastPolicy::lower_precision},
     {"linear", CastPolicy::lower_precision},
     {"matmul", CastPolicy::lower_precision},
+    {"prelu", CastPolicy::lower_precision},
     // Functions whose range or accuracy needs float32.
     {"exp", CastPolicy::fp32},
     {"log", CastPolicy::fp32},
@@ -36,6 +38,14 @@ constexpr PolicyRow kPolicies[] = {
     {"nll_loss", CastPolicy::fp32},
     {"mse_loss", CastPolicy::fp32},
     {"binary_cross_entropy_with_logits", CastPolicy::fp32},
+    {"l1_loss", CastPolicy::fp32},
+    {"smooth_l1_loss", CastPolicy::fp32},
+    {"huber_loss", CastPolicy::fp32},
+    {"kl_div", CastPolicy::fp32},
+    {"cosine_embedding_loss", CastPolicy::fp32},
+    {"margin_ranking_loss", CastPolicy::fp32},
+    {"layer_norm", CastPolicy::fp32},
+    {"group_norm", CastPolicy::fp32},
     // Several tensors joined: the widest dtype among them.
     {"cat", CastPolicy::promote},
     {"stack", CastPolicy::promote},

@@ -1,5 +1,6 @@
 #include "autograd/dropout.h"
 
+#include "autograd/elementwise.h"
 #include "autograd/function.h"
 #include "ops/dropout.h"
 
@@ -18,6 +19,19 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
                 [p](const Tensor& g, const std::vector<Tensor>& s) {
                   return std::vector<Tensor>{ops::dropout_backward(g, s[0], p)};
                 });
+}
+
+Tensor feature_dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  EMBER_CHECK_VALUE(p >= 0 && p <= 1, "dropout2d: p must be in [0, 1], got ", p);
+  EMBER_CHECK_SHAPE(x.dim() >= 2, "dropout2d: expected an input of at least 2 dims [N, C, ...], ",
+                    "got shape ", x.shape());
+  if (!training || p == 0) return x;
+  Shape noise(static_cast<size_t>(x.dim()), 1);
+  noise[0] = x.size(0);
+  noise[1] = x.size(1);
+  // The mask holds 0 or 1 / (1 - p): dropout of ones, a constant of the graph.
+  const Tensor mask = ops::dropout(ones(noise, {x.dtype(), x.device()}), p, true, gen).out;
+  return mul(x, mask);
 }
 
 }  // namespace ember

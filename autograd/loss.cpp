@@ -3,9 +3,13 @@
 #include <limits>
 #include <utility>
 
+#include "autograd/activation.h"
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/reduce.h"
+#include "autograd/shape.h"
+#include "autograd/softmax.h"
+#include "autograd/elementwise.h"
 #include "ops/activation.h"
 #include "ops/checks.h"
 #include "ops/elementwise.h"
@@ -16,34 +20,73 @@ namespace ember {
 using Saved = std::vector<Tensor>;
 using Grads = std::vector<Tensor>;
 
+namespace {
+
+// Class-probability targets (PyTorch's cross_entropy_loss_prob_target): -sum_k w[k] q[k]
+// log_softmax[k] per position, composed of differentiable ops.
+Tensor cross_entropy_soft(const Tensor& logits, const Tensor& target, int64_t ignore_index,
+                          Reduction reduction, double label_smoothing, const Tensor& weight) {
+  const char* op = "cross_entropy";
+  EMBER_CHECK_SHAPE(logits.dim() >= 2 && target.shape() == logits.shape(), op,
+                    ": expected class-probability targets of the input's shape ", logits.shape(),
+                    ", got ", target.shape());
+  EMBER_CHECK_VALUE(ignore_index < 0, op,
+                    ": ignore_index is not supported for floating point (probability) targets");
+  EMBER_CHECK_VALUE(label_smoothing >= 0 && label_smoothing <= 1, op,
+                    ": expected label_smoothing in [0, 1], got ", label_smoothing);
+  const int64_t c = logits.size(1);
+  Tensor q = target;
+  if (label_smoothing > 0)
+    q = add(mul(target, 1.0 - label_smoothing), label_smoothing / static_cast<double>(c));
+  Tensor per = mul(log_softmax(logits, 1), q);
+  if (weight.defined()) {
+    EMBER_CHECK_SHAPE(weight.dim() == 1 && weight.size(0) == c, op,
+                      ": expected a weight of shape [", c, "] (one per class), got ",
+                      weight.shape());
+    Shape ws(static_cast<size_t>(logits.dim()), 1);
+    ws[1] = c;
+    per = mul(per, reshape(weight, ws));
+  }
+  per = neg(sum(per, {1}));  // per position
+  if (reduction == Reduction::None) return per;
+  if (reduction == Reduction::Sum) return sum(per);
+  return mean(per);  // over the positions (NaN when there are none)
+}
+
+}  // namespace
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index,
-                     Reduction reduction, double label_smoothing) {
-  if (autocast_applies({&logits}))
-    return autocast_call("cross_entropy", {logits}, [&](const auto& c) {
-      return cross_entropy(c[0], target, ignore_index, reduction, label_smoothing);
+                     Reduction reduction, double label_smoothing, const Tensor& weight) {
+  if (autocast_applies({&logits, &weight}) ||
+      (is_floating(target.dtype()) && autocast_applies({&target})))
+    return autocast_call("cross_entropy", {logits, target, weight}, [&](const auto& c) {
+      return cross_entropy(c[0], c[1], ignore_index, reduction, label_smoothing, c[2]);
     });
-  ops::NllOutput r = ops::cross_entropy(logits, target, ignore_index, reduction, label_smoothing);
-  const int64_t count = r.count;
-  return record("CrossEntropyBackward", r.loss, {logits}, {r.log_probs, target},
+  if (is_floating(target.dtype()))
+    return cross_entropy_soft(logits, target, ignore_index, reduction, label_smoothing, weight);
+  ops::NllOutput r =
+      ops::cross_entropy(logits, target, ignore_index, reduction, label_smoothing, weight);
+  const double divisor = r.divisor;
+  return record("CrossEntropyBackward", r.loss, {logits}, {r.log_probs, target, weight},
                 [=](const Tensor& g, const Saved& s) {
                   return Grads{ops::cross_entropy_backward(g, s[0], s[1], ignore_index, reduction,
-                                                           label_smoothing, count)};
+                                                           label_smoothing, divisor, s[2])};
                 });
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index,
-                Reduction reduction) {
-  if (autocast_applies({&log_probs}))
-    return autocast_call("nll_loss", {log_probs}, [&](const auto& c) {
-      return nll_loss(c[0], target, ignore_index, reduction);
+                Reduction reduction, const Tensor& weight) {
+  if (autocast_applies({&log_probs, &weight}))
+    return autocast_call("nll_loss", {log_probs, weight}, [&](const auto& c) {
+      return nll_loss(c[0], target, ignore_index, reduction, c[1]);
     });
-  ops::NllOutput r = ops::nll_loss(log_probs, target, ignore_index, reduction);
-  const int64_t count = r.count;
-  return record(
-      "NllLossBackward", r.loss, {log_probs}, {log_probs, target},
-      [=](const Tensor& g, const Saved& s) {
-        return Grads{ops::nll_loss_backward(g, s[0], s[1], ignore_index, reduction, count)};
-      });
+  ops::NllOutput r = ops::nll_loss(log_probs, target, ignore_index, reduction, weight);
+  const double divisor = r.divisor;
+  return record("NllLossBackward", r.loss, {log_probs}, {log_probs, target, weight},
+                [=](const Tensor& g, const Saved& s) {
+                  return Grads{ops::nll_loss_backward(g, s[0], s[1], ignore_index, reduction,
+                                                      divisor, s[2])};
+                });
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
@@ -182,6 +225,137 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                           return out;
                         }),
                  reduction);
+}
+
+namespace {
+
+// input and target of one floating dtype, shape and device, as the losses below need.
+void check_pair(const char* op, const Tensor& input, const Tensor& target) {
+  check_binary(op, input, target, {});
+}
+
+Tensor zero_like_scalar(const Tensor& x) {
+  return zeros({}, {x.dtype(), x.device()});
+}
+
+// where(|d| < limit, inside(d), outside(|d|)): the two pieces of smooth_l1 and huber, whose
+// gradients where composes (d / beta or d inside; beta- or delta-scaled sign(d) outside).
+template <typename Inside, typename Outside>
+Tensor piecewise(const Tensor& d, double limit, Inside inside, Outside outside) {
+  const Tensor ad = abs(d);
+  const Tensor in = ember::lt(ad, full({}, limit, {d.dtype(), d.device()}));
+  return where(in, inside(d), outside(ad));
+}
+
+}  // namespace
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast_applies({&input, &target}))
+    return autocast_call("l1_loss", {input, target},
+                         [&](const auto& c) { return l1_loss(c[0], c[1], reduction); });
+  check_pair("l1_loss", input, target);
+  return reduced(abs(sub(input, target)), reduction);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction,
+                      double beta) {
+  const char* op = "smooth_l1_loss";
+  if (autocast_applies({&input, &target}))
+    return autocast_call(op, {input, target}, [&](const auto& c) {
+      return smooth_l1_loss(c[0], c[1], reduction, beta);
+    });
+  check_pair(op, input, target);
+  EMBER_CHECK_VALUE(beta >= 0, op, ": expected a non-negative beta, got ", beta);
+  if (beta == 0) return l1_loss(input, target, reduction);
+  const Tensor d = sub(input, target);
+  return reduced(piecewise(
+                     d, beta, [beta](const Tensor& v) { return mul(mul(v, v), 0.5 / beta); },
+                     [beta](const Tensor& av) { return add(av, -0.5 * beta); }),
+                 reduction);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
+  const char* op = "huber_loss";
+  if (autocast_applies({&input, &target}))
+    return autocast_call(op, {input, target}, [&](const auto& c) {
+      return huber_loss(c[0], c[1], reduction, delta);
+    });
+  check_pair(op, input, target);
+  EMBER_CHECK_VALUE(delta > 0, op, ": expected a positive delta, got ", delta);
+  const Tensor d = sub(input, target);
+  return reduced(piecewise(
+                     d, delta, [](const Tensor& v) { return mul(mul(v, v), 0.5); },
+                     [delta](const Tensor& av) { return mul(add(av, -0.5 * delta), delta); }),
+                 reduction);
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction,
+              bool log_target) {
+  const char* op = "kl_div";
+  EMBER_CHECK_VALUE(reduction == "none" || reduction == "mean" || reduction == "batchmean" ||
+                        reduction == "sum",
+                    op, ": reduction must be 'none', 'mean', 'batchmean' or 'sum', got '",
+                    reduction, "'");
+  if (autocast_applies({&input, &target}))
+    return autocast_call(op, {input, target}, [&](const auto& c) {
+      return kl_div(c[0], c[1], reduction, log_target);
+    });
+  check_pair(op, input, target);
+  Tensor per;
+  if (log_target) {
+    per = mul(exp(target), sub(target, input));
+  } else {
+    // target log(target) is 0 where target is 0 (xlogy); where keeps log(0)'s -inf out of both
+    // the values and the gradients.
+    const Tensor positive = ember::gt(target, zero_like_scalar(target));
+    const Tensor safe = where(positive, target, ones({}, {target.dtype(), target.device()}));
+    per = sub(mul(target, log(safe)), mul(target, input));
+  }
+  if (reduction == "none") return per;
+  if (reduction == "sum") return sum(per);
+  if (reduction == "mean") return mean(per);
+  const double batch = input.dim() > 0 ? static_cast<double>(input.size(0)) : 1.0;
+  return mul(sum(per), 1.0 / batch);  // batchmean
+}
+
+Tensor cosine_embedding_loss(const Tensor& x1, const Tensor& x2, const Tensor& target,
+                             double margin, Reduction reduction) {
+  const char* op = "cosine_embedding_loss";
+  if (autocast_applies({&x1, &x2}))
+    return autocast_call(op, {x1, x2}, [&](const auto& c) {
+      return cosine_embedding_loss(c[0], c[1], target, margin, reduction);
+    });
+  check_pair(op, x1, x2);
+  EMBER_CHECK_SHAPE(x1.dim() == 1 || x1.dim() == 2, op,
+                    ": expected inputs of shape [N, D] or [D], got ", x1.shape());
+  const Shape ts = x1.dim() == 2 ? Shape{x1.size(0)} : Shape{};
+  EMBER_CHECK_SHAPE(target.shape() == ts, op, ": expected a target of shape ", ts,
+                    " for inputs of shape ", x1.shape(), ", got ", target.shape());
+  ops::check_same_device(op, {&x1, &target});
+  constexpr double kEps = 1e-12;  // PyTorch's EPSILON
+  const int64_t d = x1.dim() - 1;
+  const Tensor prod = sum(mul(x1, x2), {d});
+  const Tensor mag1 = add(sum(mul(x1, x1), {d}), kEps), mag2 = add(sum(mul(x2, x2), {d}), kEps);
+  const Tensor cos = div(prod, sqrt(mul(mag1, mag2)));
+  const Tensor y = target.to(x1.dtype());
+  const Tensor zero = zero_like_scalar(cos);
+  const Tensor pos = where(ember::eq(y, ones({}, {y.dtype(), y.device()})), add(neg(cos), 1.0),
+                           zero);
+  const Tensor neg_part = where(ember::eq(y, full({}, -1.0, {y.dtype(), y.device()})),
+                                relu(add(cos, -margin)), zero);
+  return reduced(add(pos, neg_part), reduction);
+}
+
+Tensor margin_ranking_loss(const Tensor& x1, const Tensor& x2, const Tensor& target, double margin,
+                           Reduction reduction) {
+  const char* op = "margin_ranking_loss";
+  if (autocast_applies({&x1, &x2, &target}))
+    return autocast_call(op, {x1, x2, target}, [&](const auto& c) {
+      return margin_ranking_loss(c[0], c[1], c[2], margin, reduction);
+    });
+  check_pair(op, x1, x2);
+  check_pair(op, x1, target);
+  return reduced(relu(add(mul(neg(target), sub(x1, x2)), margin)), reduction);
 }
 
 }  // namespace ember

@@ -60,13 +60,33 @@ AccumulateGrad::AccumulateGrad(const Tensor& leaf) : leaf_(leaf.impl_ptr()) {
   output_meta.push_back({leaf.shape(), leaf.dtype(), leaf.device()});
 }
 
+namespace {
+
+// Note [A leaf's first gradient]
+// The first gradient a leaf receives becomes its .grad. One that nothing else refers to (this
+// call holds its only handle and the only handle to its memory; contiguous, filling its buffer,
+// with no history) is kept as it is, as PyTorch's AccumulateGrad does: a layer's input gradient
+// is a fresh tensor, and copying it cost a pass over its memory per leaf. Any other is copied,
+// since it may alias another buffer of the pass (one gradient sent along two edges, a view of
+// it, a gradient the caller passed to backward).
+bool sole_owner(const Tensor& g) {
+  return g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
+         g.offset() == 0 &&
+         g.storage()->nbytes == static_cast<size_t>(g.numel()) * g.element_size() &&
+         g.autograd_meta() == nullptr;
+}
+
+}  // namespace
+
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   std::shared_ptr<TensorImpl> impl = leaf_.lock();
   if (!impl || grads.empty() || !grads[0].defined()) return {};
   Tensor leaf(impl);
   AutogradMeta& m = autograd_meta(leaf);
-  // Own the gradient's memory: the incoming tensor may alias another buffer of the pass.
-  m.grad = m.grad.defined() ? ops::add(m.grad, grads[0]) : grads[0].contiguous().clone();
+  if (m.grad.defined())
+    m.grad = ops::add(m.grad, grads[0]);
+  else  // Note [A leaf's first gradient]
+    m.grad = sole_owner(grads[0]) ? std::move(grads[0]) : grads[0].contiguous().clone();
   // A copy: a hook may remove itself (or others) while it runs.
   const auto hooks = m.post_accumulate_grad_hooks;
   for (const auto& [id, hook] : hooks) hook(leaf);

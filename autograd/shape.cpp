@@ -313,6 +313,24 @@ Tensor triangle_mask(const Tensor& a, int64_t diagonal, bool lower, const char* 
   return lower ? ops::le(offset, k) : ops::ge(offset, k);
 }
 
+// x's leading (batch) dims, and the last three.
+Shape leading(const Tensor& x) {
+  return Shape(std::vector<int64_t>(x.shape().begin(), x.shape().end() - 3));
+}
+
+Shape joined(Shape head, std::initializer_list<int64_t> tail) {
+  for (int64_t v : tail) head.push_back(v);
+  return head;
+}
+
+// The dims of a [*, a, b, c, d, e] view permuted by `order` (0-based among the last five).
+std::vector<int64_t> permutation(int64_t lead, std::initializer_list<int64_t> order) {
+  std::vector<int64_t> p;
+  for (int64_t d = 0; d < lead; ++d) p.push_back(d);
+  for (int64_t o : order) p.push_back(lead + o);
+  return p;
+}
+
 }  // namespace
 
 Tensor tril(const Tensor& a, int64_t diagonal) {
@@ -321,6 +339,35 @@ Tensor tril(const Tensor& a, int64_t diagonal) {
 
 Tensor triu(const Tensor& a, int64_t diagonal) {
   return where(triangle_mask(a, diagonal, false, "triu"), a, zeros({}, {a.dtype(), a.device()}));
+}
+
+Tensor pixel_shuffle(const Tensor& x, int64_t r) {
+  const char* op = "pixel_shuffle";
+  EMBER_CHECK_VALUE(r >= 1, op, ": upscale_factor must be positive, got ", r);
+  EMBER_CHECK_SHAPE(x.dim() >= 3, op, ": expected an input of at least 3 dims [*, C, H, W], got ",
+                    "shape ", x.shape());
+  const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  EMBER_CHECK_SHAPE(c % (r * r) == 0, op, ": the channels (", c, ", input shape ", x.shape(),
+                    ") must be divisible by upscale_factor^2 = ", r * r);
+  const Shape lead = leading(x);
+  const int64_t n = static_cast<int64_t>(lead.size()), oc = c / (r * r);
+  const Tensor v = reshape(x, joined(lead, {oc, r, r, h, w}));
+  return reshape(permute(v, permutation(n, {0, 3, 1, 4, 2})), joined(lead, {oc, h * r, w * r}));
+}
+
+Tensor pixel_unshuffle(const Tensor& x, int64_t r) {
+  const char* op = "pixel_unshuffle";
+  EMBER_CHECK_VALUE(r >= 1, op, ": downscale_factor must be positive, got ", r);
+  EMBER_CHECK_SHAPE(x.dim() >= 3, op, ": expected an input of at least 3 dims [*, C, H, W], got ",
+                    "shape ", x.shape());
+  const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  EMBER_CHECK_SHAPE(h % r == 0 && w % r == 0, op, ": the height and width (input shape ",
+                    x.shape(), ") must be divisible by downscale_factor = ", r);
+  const Shape lead = leading(x);
+  const int64_t n = static_cast<int64_t>(lead.size());
+  const Tensor v = reshape(x, joined(lead, {c, h / r, r, w / r, r}));
+  return reshape(permute(v, permutation(n, {0, 2, 4, 1, 3})),
+                 joined(lead, {c * r * r, h / r, w / r}));
 }
 
 }  // namespace ember

@@ -74,4 +74,11 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 // The tensors, of one shape (ShapeError otherwise), joined along a new dim `dim`.
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
 
+// torch.nn.functional.pixel_shuffle: [*, C r^2, H, W] -> [*, C, H r, W r], element
+// (c, h r + i, w r + j) taken from channel c r^2 + i r + j; pixel_unshuffle is its inverse
+// ([*, C, H r, W r] -> [*, C r^2, H, W]). requires: x of 3 or more dims, r >= 1 (ValueError),
+// channels divisible by r^2, or H and W by r (ShapeError naming them).
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor);
+
 }  // namespace ember

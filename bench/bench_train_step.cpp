@@ -1,6 +1,7 @@
-// Convolution forward+backward on LeNet and ResNet-20 layer shapes, and whole training steps of
+// Convolution forward+backward on LeNet and ResNet-20 layer shapes, whole training steps of
 // LeNet (digits-sized batches) and ResNet-20 (CIFAR-sized random batches, in float32 and under
-// bfloat16 autocast), timed on the CPU.
+// bfloat16 autocast), and forward+backward of LayerNorm, GroupNorm, ConvTranspose2d and bilinear
+// interpolation on transformer- and decoder-sized shapes, timed on the CPU.
 // Prints one JSON object {row: median milliseconds}; bench/compare_torch.py runs the same rows in
 // PyTorch and prints both side by side.
 //   bench_train_step [--threads N] [--repeats R] [--only ROW]
@@ -65,6 +66,23 @@ std::function<void()> conv_fwd_bwd(const ConvRow& s) {
   };
 }
 
+// Forward, then backward from a fixed output gradient, the leaves' gradients cleared first (as
+// zero_grad(set_to_none=True) does): the op and its backward, no reduction around them.
+std::function<void()> op_fwd_bwd(std::function<Tensor(const std::vector<Tensor>&)> op,
+                                 std::vector<Shape> shapes, Shape out) {
+  std::vector<Tensor> leaves;
+  for (const Shape& s : shapes) {
+    Tensor t = randn(s);
+    requires_grad_(t);
+    leaves.push_back(t);
+  }
+  const Tensor g = randn(out);
+  return [op, leaves, g]() mutable {
+    for (Tensor& t : leaves) zero_grad(t);
+    backward(op(leaves), g);
+  };
+}
+
 // `amp`: the forward and the loss under bfloat16 autocast on the cpu, as PyTorch users write it.
 std::function<void()> train_step(nn::ModulePtr model, Tensor x, Tensor y, bool amp = false) {
   auto opt = std::make_shared<nn::SGD>(model->parameters(), nn::SGDOptions{0.01, 0.9});
@@ -120,6 +138,23 @@ int main(int argc, char** argv) {
   rows.emplace_back("step resnet20 cifar b128 bf16 autocast",
                     train_step(nn::resnet20({3, 32, 10}), randn({128, 3, 32, 32}),
                                from_vector<int64_t>(std::vector<int64_t>(128, 7)), true));
+  using V = const std::vector<Tensor>&;
+  rows.emplace_back("layer_norm [32,128,768]",
+                    op_fwd_bwd([](V t) { return layer_norm(t[0], {768}, t[1], t[2]); },
+                               {{32, 128, 768}, {768}, {768}}, {32, 128, 768}));
+  rows.emplace_back("group_norm 32 groups [16,256,32,32]",
+                    op_fwd_bwd([](V t) { return group_norm(t[0], 32, t[1], t[2]); },
+                               {{16, 256, 32, 32}, {256}, {256}}, {16, 256, 32, 32}));
+  rows.emplace_back("conv_transpose2d 64->32 k4 s2 [16,64,32,32]",
+                    op_fwd_bwd(
+                        [](V t) {
+                          return conv_transpose2d(t[0], t[1], t[2],
+                                                  ConvTranspose2dOptions().stride(2).padding(1));
+                        },
+                        {{16, 64, 32, 32}, {64, 32, 4, 4}, {32}}, {16, 32, 64, 64}));
+  rows.emplace_back("interpolate bilinear x2 [16,64,64,64]",
+                    op_fwd_bwd([](V t) { return interpolate(t[0], {}, {2.0}, "bilinear", false); },
+                               {{16, 64, 64, 64}}, {16, 64, 128, 128}));
   std::printf("{");
   bool first = true;
   for (auto& [name, fn] : rows) {

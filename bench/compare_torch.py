@@ -1,20 +1,27 @@
 #!/usr/bin/python3
 """Ember vs PyTorch (CPU) on the same rows, side by side, at 1 and 2 threads.
 
-Rows: conv2d forward+backward on LeNet and ResNet-20 layer shapes, and one training step of
-LeNet (8x8 digits, batch 32) and of ResNet-20 (CIFAR-sized random batch of 128; in float32, and
-with the forward under CPU bfloat16 autocast), as timed by build/bin/bench_train_step. Peak memory: each framework's ResNet-20 step runs in a process of
-its own and reports its maximum resident set size. Then the tensor ops (OPS below: gather,
-scatter_add, an embedding-style index_select, einsum), forward and backward, timed from Python
-for both frameworks in one process per thread count (the Python package in <build>/python).
+Rows: conv2d forward+backward on LeNet and ResNet-20 layer shapes, one training step of LeNet
+(8x8 digits, batch 32) and of ResNet-20 (CIFAR-sized random batch of 128; in float32, and with
+the forward under CPU bfloat16 autocast), and forward+backward (from a fixed output gradient,
+the leaves' gradients set to None first) of LayerNorm over [32,128,768], GroupNorm (32 groups)
+on [16,256,32,32], ConvTranspose2d 64->32 (4x4, stride 2, padding 1) on [16,64,32,32] and
+bilinear x2 interpolation of [16,64,64,64], as timed by build/bin/bench_train_step. Peak memory: each framework's ResNet-20 step runs in a process of
+its own and reports its maximum resident set size.
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--repeats 5]
+    /usr/bin/python3 bench/compare_torch.py --ops-cpu-time [--build build] [--repeats 9]
+
+--ops-cpu-time times the four layer rows and the tensor-op rows (gather, scatter_add, an
+embedding-style index_select, einsum) on one thread in the same process, through Ember's
+Python bindings (<build>/python) and PyTorch alternately, in thread CPU time (best of
+--repeats): on a machine shared with other work, wall time swings by several times between
+runs while CPU time of interleaved runs stays comparable.
 
 Needs Debian's python3-torch (apt-get install python3-torch).
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -102,6 +109,84 @@ def train_step(model, x, y, amp=False):
     return step
 
 
+LAYER_ROWS = [  # name, the op on (lib, leaves), leaf shapes, output shape
+    ("layer_norm [32,128,768]", lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (768,), w, b),
+     [(32, 128, 768), (768,), (768,)], (32, 128, 768)),
+    ("group_norm 32 groups [16,256,32,32]", lambda lib, x, w, b: lib.nn.functional.group_norm(x, 32, w, b),
+     [(16, 256, 32, 32), (256,), (256,)], (16, 256, 32, 32)),
+    ("conv_transpose2d 64->32 k4 s2 [16,64,32,32]",
+     lambda lib, x, w, b: lib.nn.functional.conv_transpose2d(x, w, b, stride=2, padding=1),
+     [(16, 64, 32, 32), (64, 32, 4, 4), (32,)], (16, 32, 64, 64)),
+    ("interpolate bilinear x2 [16,64,64,64]",
+     lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+     [(16, 64, 64, 64)], (16, 64, 128, 128)),
+]
+
+
+# Tensor-op rows, timed by --ops-cpu-time only: gather (its backward a scatter_add), scatter_add,
+# an embedding-style index_select and einsum. Their index tensors are made once per library.
+_INDEX = {}
+
+
+def _index(lib, high, shape, seed):
+    key = (lib.__name__, high, shape, seed)
+    if key not in _INDEX:
+        import numpy as np
+        _INDEX[key] = lib.tensor(np.random.default_rng(seed).integers(0, high, shape))
+    return _INDEX[key]
+
+
+TENSOR_OP_ROWS = [
+    ("gather [256,4096] idx [256,1024] dim 1",
+     lambda lib, x: x.gather(1, _index(lib, 4096, (256, 1024), 1)), [(256, 4096)], (256, 1024)),
+    ("scatter_add [256,8192] -> [256,4096]",
+     lambda lib, x: lib.zeros(256, 4096).scatter_add(1, _index(lib, 4096, (256, 8192), 2), x),
+     [(256, 8192)], (256, 4096)),
+    ("index_select 16384 rows of [50000,128]",
+     lambda lib, x: lib.index_select(x, 0, _index(lib, 50000, (16384,), 3)), [(50000, 128)],
+     (16384, 128)),
+    ("einsum bhqd,bhkd->bhqk 8x8x128x64", lambda lib, q, k: lib.einsum("bhqd,bhkd->bhqk", q, k),
+     [(8, 8, 128, 64), (8, 8, 128, 64)], (8, 8, 128, 128)),
+]
+
+
+def op_fwd_bwd(op, shapes, out, lib=torch):
+    """Forward, then backward from a fixed output gradient, the leaves' gradients set to None
+    first (zero_grad(set_to_none=True)): the op and its backward, no reduction around them."""
+    leaves = [lib.randn(*s) for s in shapes]
+    for t in leaves:
+        t.requires_grad_(True)
+    g = lib.randn(*out)
+
+    def run():
+        for t in leaves:
+            t.grad = None
+        op(*leaves).backward(g)
+    return run
+
+
+def ops_cpu_time(build, repeats):
+    """The layer and tensor-op rows on one thread, Ember and PyTorch alternately, best thread CPU
+    time."""
+    sys.path.insert(0, str(Path(build) / "python"))
+    import ember
+    torch.set_num_threads(1)
+    print(f"Ember vs PyTorch {torch.__version__} (CPU), 1 thread, interleaved, best of {repeats} "
+          "runs of thread CPU time, milliseconds")
+    print(f"  {'row':44} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")
+    for name, op, shapes, out in LAYER_ROWS + TENSOR_OP_ROWS:
+        fns = [op_fwd_bwd(lambda *a, lib=lib: op(lib, *a), shapes, out, lib) for lib in (ember, torch)]
+        best = [float("inf")] * 2
+        for f in fns:
+            f()
+        for _ in range(repeats):
+            for i, f in enumerate(fns):
+                t0 = time.thread_time()
+                f()
+                best[i] = min(best[i], (time.thread_time() - t0) * 1e3)
+        print(f"  {name:44} {best[0]:10.2f} {best[1]:10.2f} {best[0] / best[1]:12.2f}")
+
+
 def torch_rows(repeats, only=None):
     torch.manual_seed(0)
     rows = {}
@@ -113,71 +198,21 @@ def torch_rows(repeats, only=None):
     rows["step resnet20 cifar b128"] = train_step(resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7))
     rows["step resnet20 cifar b128 bf16 autocast"] = train_step(
         resnet20(), torch.randn(128, 3, 32, 32), torch.full((128,), 7), amp=True)
+    for name, op, shapes, out in LAYER_ROWS:
+        rows[name] = op_fwd_bwd(lambda *a, op=op: op(torch, *a), shapes, out)
     return {name: median_ms(fn, repeats) for name, fn in rows.items() if only in (None, name)}
-
-
-# Tensor-op rows: name -> a function of the module (ember or torch) that returns a closure running
-# the op's forward and backward once. Inputs come from NumPy, so both frameworks get the same.
-def _ops(np):
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((256, 4096)).astype(np.float32)
-    gi = rng.integers(0, 4096, (256, 1024))
-    src = rng.standard_normal((256, 8192)).astype(np.float32)
-    si = rng.integers(0, 4096, (256, 8192))
-    table = rng.standard_normal((50000, 128)).astype(np.float32)
-    tokens = rng.integers(0, 50000, (16384,))
-    q = rng.standard_normal((8, 8, 128, 64)).astype(np.float32)
-    k = rng.standard_normal((8, 8, 128, 64)).astype(np.float32)
-
-    def leaf(m, a):
-        t = m.tensor(a)
-        t.requires_grad_(True)
-        return t
-
-    def gather(m):
-        xt, it = leaf(m, x), m.tensor(gi)
-        return lambda: xt.gather(1, it).sum().backward()
-
-    def scatter_add(m):
-        st, it = leaf(m, src), m.tensor(si)
-        return lambda: m.zeros(256, 4096).scatter_add(1, it, st).sum().backward()
-
-    def embedding(m):
-        tt, it = leaf(m, table), m.tensor(tokens)
-        return lambda: m.index_select(tt, 0, it).sum().backward()
-
-    def einsum(m):
-        qt, kt = leaf(m, q), leaf(m, k)
-        return lambda: m.einsum("bhqd,bhkd->bhqk", qt, kt).sum().backward()
-
-    return {
-        "gather [256,4096] idx [256,1024] dim 1": gather,
-        "scatter_add [256,8192] -> [256,4096]": scatter_add,
-        "index_select 16384 rows of [50000,128]": embedding,
-        "einsum bhqd,bhkd->bhqk 8x8x128x64": einsum,
-    }
-
-
-def op_rows(threads, repeats):
-    """Runs in a child process with OMP_NUM_THREADS set: {row: (ember ms, torch ms)}."""
-    import numpy as np
-    import ember
-    torch.set_num_threads(threads)
-    out = {}
-    for name, make in _ops(np).items():
-        out[name] = (median_ms(make(ember), repeats), median_ms(make(torch), repeats))
-    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--ops-cpu-time", action="store_true",
+                    help="only the layer rows, interleaved, in thread CPU time (1 thread)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--ops-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.ops_child:  # the tensor-op rows at this many threads, as JSON
-        print(json.dumps(op_rows(args.ops_child, args.repeats)))
+    if args.ops_cpu_time:
+        ops_cpu_time(args.build, args.repeats)
         return 0
     step = "step resnet20 cifar b128"
     if args.child:  # a PyTorch process of its own for the peak-memory row
@@ -196,23 +231,17 @@ def main():
         ember = json.loads(out)
         ref = torch_rows(args.repeats)
         print(f"\n{threads} thread{'s' if threads > 1 else ''}")
-        print(f"  {'row':36} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")
+        print(f"  {'row':44} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")
         for name, t in ref.items():
-            print(f"  {name:36} {ember[name]:10.2f} {t:10.2f} {ember[name] / t:12.2f}")
+            print(f"  {name:44} {ember[name]:10.2f} {t:10.2f} {ember[name] / t:12.2f}")
         mem_e = json.loads(subprocess.run([str(exe), "--threads", str(threads), "--repeats", "2", "--only", step],
                                           check=True, capture_output=True, text=True).stdout)["max_rss_mb"]
         mem_t = float(subprocess.run([sys.executable, __file__, "--child", str(threads)],
                                      check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
-        print(f"  {'peak RSS, resnet20 step process (MB)':36} {mem_e:10.1f} {mem_t:10.1f} {mem_e / mem_t:12.2f}")
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                   PYTHONPATH=str(Path(args.build).resolve() / "python"))
-        ops = json.loads(subprocess.run(
-            [sys.executable, __file__, "--ops-child", str(threads), "--repeats", str(args.repeats)],
-            check=True, capture_output=True, text=True, env=env).stdout.strip().splitlines()[-1])
-        for name, (e, t) in ops.items():
-            print(f"  {name:36} {e:10.2f} {t:10.2f} {e / t:12.2f}")
-    print("\nTargets: <= 1.0 on the LeNet step, <= 1.5 on the ResNet-20 step, peak memory <= PyTorch's,"
-          " <= 1.0 on the tensor-op rows.")
+        print(f"  {'peak RSS, resnet20 step process (MB)':44} {mem_e:10.1f} {mem_t:10.1f} {mem_e / mem_t:12.2f}")
+    print("\nTargets: <= 1.0 on the LeNet step, <= 1.5 on the ResNet-20 step, peak memory <= PyTorch's;"
+          "\n<= 1.0 on the layer_norm, group_norm, conv_transpose2d and interpolate rows, and on the"
+          "\ntensor-op rows of --ops-cpu-time.")
     return 0
 
 

@@ -23,7 +23,10 @@ enum class Activation : uint8_t {
   silu,
   elu,
   softplus,
-  hardtanh
+  hardtanh,
+  hardswish,
+  hardsigmoid,
+  mish
 };
 
 // alpha: leaky_relu's negative slope, elu's alpha, hardtanh's min_val. beta, threshold:
@@ -61,6 +64,12 @@ using std::expm1;
 using std::log1p;
 using std::tanh;
 #endif
+// tanh(softplus(x)) = tanh(log(1 + e^x)), as PyTorch's mish computes it (e^x overflowing to inf
+// gives tanh(inf) = 1).
+template <typename T>
+EMBER_HOST_DEVICE T tanh_softplus(T x) {
+  return tanh(log1p(exp(x)));
+}
 }  // namespace math
 
 namespace activation_constants {
@@ -99,6 +108,12 @@ EMBER_HOST_DEVICE T activation_value(Activation a, const ActivationCoeffs<T>& p,
     }
     case Activation::hardtanh:  // NaN stays NaN, as PyTorch's
       return x < p.alpha ? p.alpha : x > p.beta ? p.beta : x;
+    case Activation::hardswish:  // x * relu6(x + 3) / 6
+      return x <= T(-3) ? T(0) : x >= T(3) ? x : x * (x + T(3)) / T(6);
+    case Activation::hardsigmoid:  // relu6(x + 3) / 6
+      return x <= T(-3) ? T(0) : x >= T(3) ? T(1) : x / T(6) + T(0.5);
+    case Activation::mish:  // x * tanh(softplus(x))
+      return x * math::tanh_softplus(x);
   }
   return x;
 }
@@ -141,6 +156,15 @@ EMBER_HOST_DEVICE T activation_grad(Activation a, const ActivationCoeffs<T>& p, 
     }
     case Activation::hardtanh:  // zero at and beyond the bounds, as PyTorch's
       return s <= p.alpha || s >= p.beta ? T(0) : g;
+    case Activation::hardswish:  // PyTorch's: 0 below -3, (x / 3 + 1/2) on [-3, 3], 1 above
+      return s < T(-3) ? T(0) : s <= T(3) ? g * (s / T(3) + T(0.5)) : g;
+    case Activation::hardsigmoid:  // 1/6 strictly inside (-3, 3), 0 elsewhere
+      return s > T(-3) && s < T(3) ? g / T(6) : T(0);
+    case Activation::mish: {
+      const T sig = T(1) / (T(1) + math::exp(-s));
+      const T ts = math::tanh_softplus(s);
+      return g * (ts + s * sig * (T(1) - ts * ts));
+    }
   }
   return g;
 }

@@ -27,8 +27,11 @@
 #include "kernels/elementwise_shape.h"
 #include "kernels/gemm_shape.h"
 #include "kernels/index_shape.h"
+#include "kernels/interpolate_shape.h"
 #include "kernels/loss_shape.h"
+#include "kernels/norm_rows_shape.h"
 #include "kernels/optim_shape.h"
+#include "kernels/pad_shape.h"
 #include "kernels/pool_shape.h"
 #include "kernels/reduce_shape.h"
 #include "kernels/softmax_shape.h"
@@ -199,14 +202,15 @@ using Stream = ::ember::gpu::Stream;
   /* losses (kernels/loss_shape.h) */                                                              \
   X(nll_workspace_bytes, size_t, (const NllShape& s))                                              \
   X(cross_entropy_fwd, void,                                                                       \
-    (DType t, const NllShape& s, const void* logits, const int64_t* target, void* log_probs,       \
-     void* loss, double* workspace, double divisor, void* total, Stream stream))                   \
+    (DType t, const NllShape& s, const void* logits, const int64_t* target, const void* weight,    \
+     void* log_probs, void* loss, double* workspace, double divisor, void* total, Stream stream))  \
   X(nll_fwd, void,                                                                                 \
-    (DType t, const NllShape& s, const void* log_probs, const int64_t* target, void* loss,         \
-     double* workspace, double divisor, void* total, Stream stream))                               \
+    (DType t, const NllShape& s, const void* log_probs, const int64_t* target, const void* weight, \
+     void* loss, double* workspace, double divisor, void* total, Stream stream))                   \
   X(nll_bwd, void,                                                                                 \
     (DType t, const NllShape& s, bool fused, const void* log_probs, const int64_t* target,         \
-     const void* grad, int64_t grad_stride, double scale, void* dx, Stream stream))                \
+     const void* weight, const void* grad, int64_t grad_stride, double scale, void* dx,            \
+     Stream stream))                                                                               \
   X(mse_workspace_bytes, size_t, (int64_t n))                                                      \
   X(mse_fwd, void,                                                                                 \
     (DType t, int64_t n, const void* x, const void* y, void* loss, double* workspace,              \
@@ -214,6 +218,21 @@ using Stream = ::ember::gpu::Stream;
   X(mse_bwd, void,                                                                                 \
     (DType t, int64_t n, const void* x, const void* y, const void* grad, int64_t grad_stride,      \
      double scale, void* dx, Stream stream))                                                       \
+  /* layer, group and instance norm (kernels/norm_rows_shape.h) */                                 \
+  X(norm_rows_fwd, void,                                                                           \
+    (DType t, const NormRowsShape& s, const void* x, const void* weight, const void* bias,         \
+     void* y, void* mean, void* rstd, Stream stream))                                              \
+  X(norm_rows_bwd_workspace_bytes, size_t, (const NormRowsShape& s))                               \
+  X(norm_rows_bwd, void,                                                                           \
+    (DType t, const NormRowsShape& s, const void* x, const void* dy, const void* weight,           \
+     const void* mean, const void* rstd, void* dx, void* dweight, void* dbias, double* workspace,  \
+     Stream stream))                                                                               \
+  /* padding (kernels/pad_shape.h), interpolation (kernels/interpolate_shape.h) */                 \
+  X(pad_fwd, void, (DType t, const PadShape& s, const void* x, void* y, Stream stream))            \
+  X(pad_bwd, void, (DType t, const PadShape& s, const void* dy, void* dx, Stream stream))          \
+  X(interpolate_fwd, void, (DType t, const InterpShape& s, const void* x, void* y, Stream stream)) \
+  X(interpolate_bwd, void,                                                                         \
+    (DType t, const InterpShape& s, const void* dy, void* dx, Stream stream))                      \
   /* dropout (kernels/dropout_math.h) */                                                           \
   X(dropout_fwd, void,                                                                             \
     (DType t, int64_t n, uint64_t seed, uint64_t offset, double p, double scale, const void* x,    \

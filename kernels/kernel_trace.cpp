@@ -35,8 +35,9 @@ void describe(std::ostream& os, ReduceOp op) {
   os << names[static_cast<int>(op)] << ' ';
 }
 void describe(std::ostream& os, Activation a) {
-  static const char* names[] = {"relu", "leaky_relu", "sigmoid", "tanh",     "gelu",
-                                "gelu_tanh", "silu",  "elu",     "softplus", "hardtanh"};
+  static const char* names[] = {"relu",     "leaky_relu", "sigmoid",   "tanh",        "gelu",
+                                "gelu_tanh", "silu",      "elu",       "softplus",    "hardtanh",
+                                "hardswish", "hardsigmoid", "mish"};
   const size_t i = static_cast<size_t>(a);
   if (i < sizeof(names) / sizeof(names[0]))
     os << names[i] << ' ';

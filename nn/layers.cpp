@@ -4,6 +4,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/softmax.h"
 
 namespace ember::nn {
 
@@ -93,6 +94,38 @@ std::shared_ptr<Activation> Hardtanh(double min_val, double max_val) {
 std::shared_ptr<Activation> ReLU6() {
   return std::make_shared<Activation>("ReLU6", [](const Tensor& x) { return relu6(x); });
 }
+
+std::shared_ptr<Activation> Hardswish() {
+  return std::make_shared<Activation>("Hardswish", [](const Tensor& x) { return hardswish(x); });
+}
+std::shared_ptr<Activation> Hardsigmoid() {
+  return std::make_shared<Activation>("Hardsigmoid",
+                                      [](const Tensor& x) { return hardsigmoid(x); });
+}
+std::shared_ptr<Activation> Mish() {
+  return std::make_shared<Activation>("Mish", [](const Tensor& x) { return mish(x); });
+}
+std::shared_ptr<Activation> Softmax2d() {
+  return std::make_shared<Activation>("Softmax2d", [](const Tensor& x) {
+    EMBER_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4,
+                      "Softmax2d: expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got ",
+                      x.shape());
+    return softmax(x, -3);
+  });
+}
+
+PReLU::PReLU(int64_t n, double init) : num_parameters(n) {
+  EMBER_CHECK_VALUE(n >= 1, "PReLU: num_parameters must be positive, got ", n);
+  weight = register_parameter("weight", full({n}, init));
+}
+
+std::string PReLU::extra_repr() const { return "num_parameters=" + std::to_string(num_parameters); }
+
+Dropout2d::Dropout2d(double p, Generator* gen) : p_(p), gen_(gen) {
+  EMBER_CHECK_VALUE(p >= 0 && p <= 1, "Dropout2d: p must be in [0, 1], got ", p);
+}
+
+std::string Dropout2d::extra_repr() const { return "p=" + num(p_); }
 
 Dropout::Dropout(double p, Generator* gen) : p_(p), gen_(gen) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1, "Dropout: p must be in [0, 1], got ", p);

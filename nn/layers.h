@@ -1,4 +1,5 @@
-// Normalisation, activation and regularisation layers: BatchNorm2d, ReLU and friends, Dropout.
+// Normalisation, activation and regularisation layers: BatchNorm2d, ReLU and friends, PReLU,
+// Dropout and Dropout2d (the other normalisation layers: nn/normalization.h).
 #pragma once
 
 #include <functional>
@@ -72,6 +73,24 @@ std::shared_ptr<Activation> ELU(double alpha = 1.0);
 std::shared_ptr<Activation> Softplus(double beta = 1.0, double threshold = 20.0);
 std::shared_ptr<Activation> Hardtanh(double min_val = -1.0, double max_val = 1.0);
 std::shared_ptr<Activation> ReLU6();
+std::shared_ptr<Activation> Hardswish();
+std::shared_ptr<Activation> Hardsigmoid();
+std::shared_ptr<Activation> Mish();
+// softmax over the channels (dim -3) of [N, C, H, W] or [C, H, W] (ShapeError otherwise).
+std::shared_ptr<Activation> Softmax2d();
+
+// x > 0 ? x : weight * x with a learnable weight of num_parameters values (1, or the input's
+// channels), each initialised to `init` (PyTorch's 0.25).
+class PReLU : public Module {
+ public:
+  explicit PReLU(int64_t num_parameters = 1, double init = 0.25);
+  Tensor forward(const Tensor& x) override { return prelu(x, weight); }
+  std::string name() const override { return "PReLU"; }
+  std::string extra_repr() const override;
+
+  Tensor weight;
+  int64_t num_parameters;
+};
 
 // Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); identity in
 // eval. Draws from `gen` (the default generator when null), so runs are reproducible.
@@ -80,6 +99,20 @@ class Dropout : public Module {
   explicit Dropout(double p = 0.5, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override { return dropout(x, p_, is_training(), gen_); }
   std::string name() const override { return "Dropout"; }
+  std::string extra_repr() const override;
+
+ private:
+  double p_;
+  Generator* gen_;
+};
+
+// Zeroes whole channels of [N, C, H, W] (or [N, C, L]) with probability p in training, scaling
+// the rest by 1/(1-p) (feature_dropout); identity in eval.
+class Dropout2d : public Module {
+ public:
+  explicit Dropout2d(double p = 0.5, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override { return feature_dropout(x, p_, is_training(), gen_); }
+  std::string name() const override { return "Dropout2d"; }
   std::string extra_repr() const override;
 
  private:

@@ -43,6 +43,11 @@ Tensor Module::register_buffer(const std::string& name, Tensor t) {
 void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
   check_name(name, "module");
   EMBER_CHECK_VALUE(m != nullptr, "register_module: module '", name, "' is null");
+  for (auto& [n, c] : children_)
+    if (n == name) {  // registering a name again replaces its module, as PyTorch's
+      c = std::move(m);
+      return;
+    }
   children_.emplace_back(name, std::move(m));
 }
 

@@ -70,6 +70,7 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(name, m);
     return m;
   }
+  // A name registered before keeps its place and gets the new module.
   void add_child(const std::string& name, std::shared_ptr<Module> m);
 
  private:

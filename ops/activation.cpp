@@ -102,6 +102,16 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   return forward(Activation::hardtanh, "hardtanh", x, bounds("hardtanh", min_val, max_val));
 }
 
+Tensor hardswish(const Tensor& x) {
+  return forward(Activation::hardswish, "hardswish", x);
+}
+Tensor hardsigmoid(const Tensor& x) {
+  return forward(Activation::hardsigmoid, "hardsigmoid", x);
+}
+Tensor mish(const Tensor& x) {
+  return forward(Activation::mish, "mish", x);
+}
+
 Tensor relu_backward(const Tensor& g, const Tensor& x) {
   return backward(Activation::relu, "relu_backward", g, x);
 }
@@ -131,6 +141,16 @@ Tensor softplus_backward(const Tensor& g, const Tensor& x, double beta, double t
 Tensor hardtanh_backward(const Tensor& g, const Tensor& x, double min_val, double max_val) {
   return backward(Activation::hardtanh, "hardtanh_backward", g, x,
                   bounds("hardtanh_backward", min_val, max_val));
+}
+
+Tensor hardswish_backward(const Tensor& g, const Tensor& x) {
+  return backward(Activation::hardswish, "hardswish_backward", g, x);
+}
+Tensor hardsigmoid_backward(const Tensor& g, const Tensor& x) {
+  return backward(Activation::hardsigmoid, "hardsigmoid_backward", g, x);
+}
+Tensor mish_backward(const Tensor& g, const Tensor& x) {
+  return backward(Activation::mish, "mish_backward", g, x);
 }
 
 }  // namespace ember::ops

@@ -47,6 +47,12 @@ void dispatch_activation(Activation a, F&& f) {
       return f(std::integral_constant<Activation, Activation::softplus>{});
     case Activation::hardtanh:
       return f(std::integral_constant<Activation, Activation::hardtanh>{});
+    case Activation::hardswish:
+      return f(std::integral_constant<Activation, Activation::hardswish>{});
+    case Activation::hardsigmoid:
+      return f(std::integral_constant<Activation, Activation::hardsigmoid>{});
+    case Activation::mish:
+      return f(std::integral_constant<Activation, Activation::mish>{});
   }
 }
 

@@ -15,7 +15,7 @@ bool large(int64_t work) {
 }
 
 template <typename T>
-double nll_sum(const NllShape& sh, const T* lp, const int64_t* tgt, T* loss) {
+double nll_sum(const NllShape& sh, const T* lp, const int64_t* tgt, const T* w, T* loss) {
   const int64_t positions = sh.n * sh.s, c = sh.c, s = sh.s, ignore = sh.ignore_index;
   const double eps = sh.smoothing;
   double total = 0;
@@ -25,10 +25,11 @@ double nll_sum(const NllShape& sh, const T* lp, const int64_t* tgt, T* loss) {
     double l = 0;
     if (t != ignore) {
       const T* col = lp + i * c * s + j;
-      l = -(1 - eps) * static_cast<double>(col[t * s]);
+      l = -(1 - eps) * (w ? static_cast<double>(w[t]) : 1.0) * static_cast<double>(col[t * s]);
       if (eps > 0) {
         double sum = 0;
-        for (int64_t k = 0; k < c; ++k) sum += col[k * s];
+        for (int64_t k = 0; k < c; ++k)
+          sum += w ? static_cast<double>(w[k]) * col[k * s] : static_cast<double>(col[k * s]);
         l -= eps / static_cast<double>(c) * sum;
       }
     }
@@ -39,11 +40,12 @@ double nll_sum(const NllShape& sh, const T* lp, const int64_t* tgt, T* loss) {
 }
 
 template <typename T>
-void nll_grad(const NllShape& sh, bool fused, const T* lp, const int64_t* tgt, const T* grad,
-              int64_t gstride, double scale, T* dx) {
+void nll_grad(const NllShape& sh, bool fused, const T* lp, const int64_t* tgt, const T* w,
+              const T* grad, int64_t gstride, double scale, T* dx) {
   const int64_t n = sh.n, c = sh.c, s = sh.s, ignore = sh.ignore_index;
   const double eps = sh.smoothing;
   const T smooth = static_cast<T>(eps / static_cast<double>(c));
+  const T wsum = w ? static_cast<T>(sh.weight_total) : static_cast<T>(c);
 #pragma omp parallel for schedule(static) if (large(n * c * s))
   for (int64_t i = 0; i < n; ++i) {
     const int64_t* ti = tgt + i * s;
@@ -57,8 +59,15 @@ void nll_grad(const NllShape& sh, bool fused, const T* lp, const int64_t* tgt, c
           continue;
         }
         const T g = static_cast<T>(static_cast<double>(grad[(i * s + j) * gstride]) * scale);
-        T v = fused ? g * (std::exp(li[k * s + j]) - smooth) : T(0);
-        if (k == t) v -= fused ? g * static_cast<T>(1 - eps) : g;
+        if (!w) {  // unweighted: w = 1, W = c
+          T v = fused ? g * (std::exp(li[k * s + j]) - smooth) : T(0);
+          if (k == t) v -= fused ? g * static_cast<T>(1 - eps) : g;
+          di[k * s + j] = v;
+          continue;
+        }
+        const T wt = w[t] * static_cast<T>(1 - eps);
+        T v = fused ? g * (std::exp(li[k * s + j]) * (wt + smooth * wsum) - smooth * w[k]) : T(0);
+        if (k == t) v -= fused ? g * wt : g * w[t];
         di[k * s + j] = v;
       }
     }
@@ -92,26 +101,29 @@ size_t nll_workspace_bytes(const NllShape&) {
   return 0;
 }
 
-void nll_fwd(DType t, const NllShape& s, const void* log_probs, const int64_t* target, void* loss,
-             double*, double divisor, void* total, Stream) {
+void nll_fwd(DType t, const NllShape& s, const void* log_probs, const int64_t* target,
+             const void* weight, void* loss, double*, double divisor, void* total, Stream) {
   EMBER_DISPATCH_FLOAT(t, "nll_loss", [&] {
     const double sum = nll_sum<scalar_t>(s, static_cast<const scalar_t*>(log_probs), target,
+                                         static_cast<const scalar_t*>(weight),
                                          static_cast<scalar_t*>(loss));
     if (total) *static_cast<scalar_t*>(total) = static_cast<scalar_t>(sum / divisor);
   });
 }
 
 void cross_entropy_fwd(DType t, const NllShape& s, const void* logits, const int64_t* target,
-                       void* log_probs, void* loss, double* workspace, double divisor, void* total,
-                       Stream stream) {
+                       const void* weight, void* log_probs, void* loss, double* workspace,
+                       double divisor, void* total, Stream stream) {
   if (s.n * s.c * s.s > 0) softmax_fwd(t, {s.n, s.c, s.s}, /*log=*/true, logits, log_probs, stream);
-  nll_fwd(t, s, log_probs, target, loss, workspace, divisor, total, stream);
+  nll_fwd(t, s, log_probs, target, weight, loss, workspace, divisor, total, stream);
 }
 
 void nll_bwd(DType t, const NllShape& s, bool fused, const void* log_probs, const int64_t* target,
-             const void* grad, int64_t grad_stride, double scale, void* dx, Stream) {
+             const void* weight, const void* grad, int64_t grad_stride, double scale, void* dx,
+             Stream) {
   EMBER_DISPATCH_FLOAT(t, "nll_loss_backward", [&] {
     nll_grad<scalar_t>(s, fused, static_cast<const scalar_t*>(log_probs), target,
+                       static_cast<const scalar_t*>(weight),
                        static_cast<const scalar_t*>(grad), grad_stride, scale,
                        static_cast<scalar_t*>(dx));
   });

@@ -15,13 +15,20 @@ namespace {
 
 using namespace detail;
 
-// The loss at one position from lp[target] and sum_k lp[k] (kernels/cpu/loss.cpp's formula).
+// The loss at one position from w[target] lp[target] and sum_k w[k] lp[k] (kernels/cpu/loss.cpp's
+// formula; w = 1 without class weights).
 __device__ __forceinline__ double nll_value(const NllShape& d, int64_t t, double lp_t,
                                             double lp_sum) {
   if (t == d.ignore_index) return 0.0;
   double l = -(1 - d.smoothing) * lp_t;
   if (d.smoothing > 0) l -= d.smoothing / static_cast<double>(d.c) * lp_sum;
   return l;
+}
+
+// w[k] as a double, 1 without class weights.
+template <typename T>
+__device__ __forceinline__ double class_weight(const T* w, int64_t k) {
+  return w ? static_cast<double>(w[k]) : 1.0;
 }
 
 template <typename T>
@@ -34,6 +41,7 @@ __device__ __forceinline__ void store_loss(int64_t p, double l, T* loss, double*
 template <typename T, bool kWarp>
 __global__ void cross_entropy_fwd_rows_kernel(NllShape d, const T* __restrict__ x,
                                               const int64_t* __restrict__ target,
+                                              const T* __restrict__ w,
                                               T* __restrict__ lp, T* __restrict__ loss,
                                               double* __restrict__ acc) {
   using L = RowLayout<kWarp>;
@@ -54,8 +62,8 @@ __global__ void cross_entropy_fwd_rows_kernel(NllShape d, const T* __restrict__ 
     for (int64_t k = L::lane(); k < c; k += L::width()) {
       const T v = xr[k] - lse;
       lr[k] = v;
-      lp_sum += static_cast<double>(v);
-      if (k == t) lp_t = static_cast<double>(v);
+      lp_sum += class_weight(w, k) * static_cast<double>(v);
+      if (k == t) lp_t = class_weight(w, k) * static_cast<double>(v);
     }
     lp_sum = row_reduce<kWarp>(lp_sum, SumOp());
     lp_t = row_reduce<kWarp>(lp_t, SumOp());  // one thread holds it, the others add 0
@@ -67,6 +75,7 @@ __global__ void cross_entropy_fwd_rows_kernel(NllShape d, const T* __restrict__ 
 template <typename T>
 __global__ void cross_entropy_fwd_cols_kernel(NllShape d, const T* __restrict__ x,
                                               const int64_t* __restrict__ target,
+                                              const T* __restrict__ w,
                                               T* __restrict__ lp, T* __restrict__ loss,
                                               double* __restrict__ acc) {
   const int64_t c = d.c, st = d.s, positions = d.n * d.s;
@@ -84,8 +93,8 @@ __global__ void cross_entropy_fwd_cols_kernel(NllShape d, const T* __restrict__ 
     for (int64_t k = 0; k < c; ++k) {
       const T v = xc[k * st] - lse;
       lc[k * st] = v;
-      lp_sum += static_cast<double>(v);
-      if (k == t) lp_t = static_cast<double>(v);
+      lp_sum += class_weight(w, k) * static_cast<double>(v);
+      if (k == t) lp_t = class_weight(w, k) * static_cast<double>(v);
     }
     store_loss(p, nll_value(d, t, lp_t, lp_sum), loss, acc);
   }
@@ -93,8 +102,8 @@ __global__ void cross_entropy_fwd_cols_kernel(NllShape d, const T* __restrict__ 
 
 template <typename T>
 __global__ void nll_fwd_kernel(NllShape d, const T* __restrict__ lp,
-                               const int64_t* __restrict__ target, T* __restrict__ loss,
-                               double* __restrict__ acc) {
+                               const int64_t* __restrict__ target, const T* __restrict__ w,
+                               T* __restrict__ loss, double* __restrict__ acc) {
   const int64_t c = d.c, st = d.s, positions = d.n * d.s;
   for (int64_t p = global_thread(); p < positions; p += grid_threads()) {
     const int64_t t = target[p];
@@ -103,8 +112,9 @@ __global__ void nll_fwd_kernel(NllShape d, const T* __restrict__ lp,
       const T* col = lp + (p / st) * c * st + p % st;
       double sum = 0;
       if (d.smoothing > 0)
-        for (int64_t k = 0; k < c; ++k) sum += static_cast<double>(col[k * st]);
-      l = nll_value(d, t, static_cast<double>(col[t * st]), sum);
+        for (int64_t k = 0; k < c; ++k)
+          sum += class_weight(w, k) * static_cast<double>(col[k * st]);
+      l = nll_value(d, t, class_weight(w, t) * static_cast<double>(col[t * st]), sum);
     }
     store_loss(p, l, loss, acc);
   }
@@ -113,8 +123,9 @@ __global__ void nll_fwd_kernel(NllShape d, const T* __restrict__ lp,
 // One thread per element of dx [n, c, s].
 template <typename T>
 __global__ void nll_bwd_kernel(NllShape d, bool fused, const T* __restrict__ lp,
-                               const int64_t* __restrict__ target, const T* __restrict__ grad,
-                               int64_t gstride, double scale, T* __restrict__ dx) {
+                               const int64_t* __restrict__ target, const T* __restrict__ w,
+                               const T* __restrict__ grad, int64_t gstride, double scale,
+                               T* __restrict__ dx) {
   const int64_t c = d.c, st = d.s, total = d.n * d.c * d.s;
   const T smooth = static_cast<T>(d.smoothing / static_cast<double>(c));
   const T keep = static_cast<T>(1 - d.smoothing);
@@ -126,8 +137,16 @@ __global__ void nll_bwd_kernel(NllShape d, bool fused, const T* __restrict__ lp,
       continue;
     }
     const T g = static_cast<T>(static_cast<double>(grad[p * gstride]) * scale);
-    T v = fused ? g * (exp(lp[e]) - smooth) : T(0);
-    if (k == t) v -= fused ? g * keep : g;
+    if (!w) {  // unweighted: w = 1, W = c
+      T v = fused ? g * (exp(lp[e]) - smooth) : T(0);
+      if (k == t) v -= fused ? g * keep : g;
+      dx[e] = v;
+      continue;
+    }
+    const T wt = w[t] * keep;
+    T v = fused ? g * (exp(lp[e]) * (wt + smooth * static_cast<T>(d.weight_total)) - smooth * w[k])
+                : T(0);
+    if (k == t) v -= fused ? g * wt : g * w[t];
     dx[e] = v;
   }
 }
@@ -187,8 +206,8 @@ size_t mse_workspace_bytes(int64_t) {
 }
 
 void cross_entropy_fwd(DType t, const NllShape& d, const void* logits, const int64_t* target,
-                       void* log_probs, void* loss, double* scratch, double divisor, void* total,
-                       gpu::Stream stream) {
+                       const void* weight, void* log_probs, void* loss, double* scratch,
+                       double divisor, void* total, gpu::Stream stream) {
   dispatch_float(t, "cross_entropy_fwd", [&](auto zero) {
     using T = decltype(zero);
     const int64_t positions = d.n * d.s;
@@ -196,44 +215,48 @@ void cross_entropy_fwd(DType t, const NllShape& d, const void* logits, const int
     const T* x = static_cast<const T*>(logits);
     T* lp = static_cast<T*>(log_probs);
     T* per = static_cast<T*>(loss);
+    const T* w = static_cast<const T*>(weight);
     if (positions > 0 && d.s > 1) {
       EMBER_LAUNCH(cross_entropy_fwd_cols_kernel<T>, dim3(blocks_for(positions)), dim3(kBlock), 0,
-                   stream, d, x, target, lp, per, acc);
+                   stream, d, x, target, w, lp, per, acc);
     } else if (positions > 0 && d.c <= kWarpRowMax) {
       auto* k = &cross_entropy_fwd_rows_kernel<T, true>;
-      EMBER_LAUNCH(k, dim3(row_blocks(d.n, true)), dim3(kRowBlock), 0, stream, d, x, target, lp,
-                   per, acc);
+      EMBER_LAUNCH(k, dim3(row_blocks(d.n, true)), dim3(kRowBlock), 0, stream, d, x, target, w,
+                   lp, per, acc);
     } else if (positions > 0) {
       auto* k = &cross_entropy_fwd_rows_kernel<T, false>;
-      EMBER_LAUNCH(k, dim3(row_blocks(d.n, false)), dim3(kRowBlock), 0, stream, d, x, target, lp,
-                   per, acc);
+      EMBER_LAUNCH(k, dim3(row_blocks(d.n, false)), dim3(kRowBlock), 0, stream, d, x, target, w,
+                   lp, per, acc);
     }
     if (total) sum_doubles<T>(positions, acc, divisor, total, stream);
   });
 }
 
-void nll_fwd(DType t, const NllShape& d, const void* log_probs, const int64_t* target, void* loss,
-             double* scratch, double divisor, void* total, gpu::Stream stream) {
+void nll_fwd(DType t, const NllShape& d, const void* log_probs, const int64_t* target,
+             const void* weight, void* loss, double* scratch, double divisor, void* total,
+             gpu::Stream stream) {
   dispatch_float(t, "nll_fwd", [&](auto zero) {
     using T = decltype(zero);
     const int64_t positions = d.n * d.s;
     double* acc = total ? scratch : nullptr;
     if (positions > 0)
       EMBER_LAUNCH(nll_fwd_kernel<T>, dim3(blocks_for(positions)), dim3(kBlock), 0, stream, d,
-                   static_cast<const T*>(log_probs), target, static_cast<T*>(loss), acc);
+                   static_cast<const T*>(log_probs), target, static_cast<const T*>(weight),
+                   static_cast<T*>(loss), acc);
     if (total) sum_doubles<T>(positions, acc, divisor, total, stream);
   });
 }
 
 void nll_bwd(DType t, const NllShape& d, bool fused, const void* log_probs, const int64_t* target,
-             const void* grad, int64_t grad_stride, double scale, void* dx, gpu::Stream stream) {
+             const void* weight, const void* grad, int64_t grad_stride, double scale, void* dx,
+             gpu::Stream stream) {
   dispatch_float(t, "nll_bwd", [&](auto zero) {
     using T = decltype(zero);
     const int64_t n = d.n * d.c * d.s;
     if (n == 0) return;
     EMBER_LAUNCH(nll_bwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, d, fused,
-                 static_cast<const T*>(log_probs), target, static_cast<const T*>(grad), grad_stride,
-                 scale, static_cast<T*>(dx));
+                 static_cast<const T*>(log_probs), target, static_cast<const T*>(weight),
+                 static_cast<const T*>(grad), grad_stride, scale, static_cast<T*>(dx));
   });
 }
 

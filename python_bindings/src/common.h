@@ -74,6 +74,7 @@ void init_optim(pb::module_& m);
 void init_graph(pb::module_& m);
 // A node name an ember.autograd.Function records (graph.cpp shows it as is, as PyTorch does).
 void note_python_function(const std::string& name);
+void init_nn_layers(pb::module_& m);
 void init_runtime(pb::module_& m);
 
 }  // namespace ember::py

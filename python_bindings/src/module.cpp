@@ -14,4 +14,5 @@ PYBIND11_MODULE(_C, m) {
   ember::py::init_autograd(m);
   ember::py::init_nn(m);
   ember::py::init_optim(m);
+  ember::py::init_nn_layers(m);
 }

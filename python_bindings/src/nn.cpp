@@ -101,15 +101,6 @@ void init_nn(pb::module_& m) {
     o.scale_grad_by_freq = scale_grad_by_freq;
     return std::make_shared<nn::Embedding>(num, dim, o);
   });
-  m.def("_Conv2d",
-        [](int64_t in, int64_t out, int64_t k, const pb::object& stride, const pb::object& padding,
-           const pb::object& dilation, int64_t groups, bool bias) -> std::shared_ptr<Module> {
-          auto s = pair_arg(stride, "Conv2d stride"), p = pair_arg(padding, "Conv2d padding");
-          auto d = pair_arg(dilation, "Conv2d dilation");
-          Conv2dOptions o;
-          o.stride(s[0], s[1]).padding(p[0], p[1]).dilation(d[0], d[1]).groups(groups);
-          return std::make_shared<nn::Conv2d>(in, out, k, o, bias);
-        });
   m.def("_BatchNorm2d",
         [](int64_t n, double eps, double momentum, bool affine,
            bool track) -> std::shared_ptr<Module> {

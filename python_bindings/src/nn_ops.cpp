@@ -1,6 +1,6 @@
 // The neural-network functions with PyTorch's names, arguments and defaults (they back both
 // ember.<op> and ember.nn.functional.<op>): conv, pooling, batch norm, activations, dropout,
-// linear, softmax and the losses.
+// linear, softmax and the first losses (the others: nn_layers.cpp).
 #include "autograd/autocast.h"
 #include "common.h"
 
@@ -28,10 +28,15 @@ void init_nn_ops(pb::module_& m) {
       "conv2d",
       [](const Tensor& x, const Tensor& w, const pb::object& b, const pb::object& stride,
          const pb::object& padding, const pb::object& dilation, int64_t groups) {
-        auto s = pair_arg(stride, "conv2d stride"), p = pair_arg(padding, "conv2d padding");
-        auto d = pair_arg(dilation, "conv2d dilation");
+        auto s = pair_arg(stride, "conv2d stride"), d = pair_arg(dilation, "conv2d dilation");
         Conv2dOptions o;
-        o.stride(s[0], s[1]).padding(p[0], p[1]).dilation(d[0], d[1]).groups(groups);
+        o.stride(s[0], s[1]).dilation(d[0], d[1]).groups(groups);
+        if (pb::isinstance<pb::str>(padding)) {  // "same" or "valid"
+          o.padding(padding.cast<std::string>());
+        } else {
+          auto p = pair_arg(padding, "conv2d padding");
+          o.padding(p[0], p[1]);
+        }
         return conv2d(x, w, opt_tensor(b), o);
       },
       arg("input"), arg("weight"), arg("bias") = none, arg("stride") = 1, arg("padding") = 0,
@@ -123,41 +128,6 @@ void init_nn_ops(pb::module_& m) {
       arg("input"), arg("weight"), arg("bias") = none);
   m.def("softmax", &softmax_in<softmax>, arg("input"), arg("dim"), arg("dtype") = none);
   m.def("log_softmax", &softmax_in<log_softmax>, arg("input"), arg("dim"), arg("dtype") = none);
-  m.def(
-      "cross_entropy",
-      [](const Tensor& x, const Tensor& t, int64_t ignore_index, const std::string& red,
-         double smoothing) {
-        return cross_entropy(x, t, ignore_index, reduction_arg(red), smoothing);
-      },
-      arg("input"), arg("target"), arg("ignore_index") = -100, arg("reduction") = "mean",
-      arg("label_smoothing") = 0.0);
-  m.def(
-      "nll_loss",
-      [](const Tensor& x, const Tensor& t, int64_t ignore_index, const std::string& red) {
-        return nll_loss(x, t, ignore_index, reduction_arg(red));
-      },
-      arg("input"), arg("target"), arg("ignore_index") = -100, arg("reduction") = "mean");
-  m.def(
-      "mse_loss",
-      [](const Tensor& x, const Tensor& t, const std::string& red) {
-        return mse_loss(x, t, reduction_arg(red));
-      },
-      arg("input"), arg("target"), arg("reduction") = "mean");
-  m.def(
-      "binary_cross_entropy",
-      [](const Tensor& x, const Tensor& t, const pb::object& w, const std::string& red) {
-        return binary_cross_entropy(x, t, opt_tensor(w), reduction_arg(red));
-      },
-      arg("input"), arg("target"), arg("weight") = none, arg("reduction") = "mean");
-  m.def(
-      "binary_cross_entropy_with_logits",
-      [](const Tensor& x, const Tensor& t, const pb::object& w, const std::string& red,
-         const pb::object& pos_weight) {
-        return binary_cross_entropy_with_logits(x, t, opt_tensor(w), opt_tensor(pos_weight),
-                                                reduction_arg(red));
-      },
-      arg("input"), arg("target"), arg("weight") = none, arg("reduction") = "mean",
-      arg("pos_weight") = none);
 }
 
 }  // namespace ember::py

@@ -208,8 +208,12 @@ def test_dropout_statistics_and_mask_gradient():
 
 
 def test_functions_are_the_same_in_both_namespaces():
-    for name in ["conv2d", "max_pool2d", "relu", "cross_entropy", "softmax", "linear", "dropout"]:
+    for name in ["conv2d", "max_pool2d", "cross_entropy", "softmax", "linear"]:
         assert getattr(ember, name) is getattr(F, name)
+    # torch.nn.functional's relu and dropout take inplace=, torch's top-level ones do not.
+    x = ember.tensor([-1.0, 2.0])
+    assert F.relu(x, inplace=False).tolist() == ember.relu(x).tolist() == [0.0, 2.0]
+    assert F.dropout(x, 0.5, training=False, inplace=False).tolist() == x.tolist()
 
 
 NONCONTIG = [

@@ -1,8 +1,9 @@
 // Activations and their backward ops on every target (tests/spec/spec.h) against their closed
-// forms in float64: relu, leaky_relu, sigmoid, tanh, gelu (exact and tanh), silu, elu and
-// softplus (two parameter sets), over odd, empty, transposed and sliced shapes, a float32 view
-// off the vector alignment with inputs up to +-90, and softplus's threshold; float32, float64,
-// float16 and bfloat16 (within 1 ulp of the closed form on the same half inputs, rounded).
+// forms in float64: relu, leaky_relu, sigmoid, tanh, gelu (exact and tanh), silu, elu, softplus
+// (two parameter sets), hardtanh, hardswish, hardsigmoid and mish, over odd, empty, transposed
+// and sliced shapes, a float32 view off the vector alignment with inputs up to +-90, and
+// softplus's threshold; float32, float64, float16 and bfloat16 (within 1 ulp of the closed form
+// on the same half inputs, rounded).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -105,6 +106,25 @@ const ActSpec kActs[] = {
      },
      [](double x) { return std::min(std::max(x, 0.0), 6.0); },
      [](double x) { return x > 0 && x < 6 ? 1.0 : 0.0; }},
+    // x relu6(x + 3) / 6; PyTorch's derivative takes the middle piece's at -3 and 3.
+    {"hardswish", [](const Tensor& x) { return ops::hardswish(x); },
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::hardswish_backward(g, x); },
+     [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; },
+     [](double x) { return x < -3 ? 0.0 : x > 3 ? 1.0 : (2 * x + 3) / 6; }},
+    {"hardsigmoid", [](const Tensor& x) { return ops::hardsigmoid(x); },
+     [](const Tensor& g, const Tensor& x, const Tensor&) {
+       return ops::hardsigmoid_backward(g, x);
+     },
+     [](double x) { return std::min(std::max(x + 3, 0.0), 6.0) / 6; },
+     [](double x) { return x > -3 && x < 3 ? 1.0 / 6 : 0.0; }},
+    // x tanh(softplus(x)); its derivative tanh(sp) + x sigmoid(x) sech^2(sp).
+    {"mish", [](const Tensor& x) { return ops::mish(x); },
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::mish_backward(g, x); },
+     [](double x) { return x * std::tanh(std::log1p(std::exp(x))); },
+     [](double x) {
+       const double sp = std::log1p(std::exp(x));
+       return std::tanh(sp) + x * sigmoid_ref(x) / std::pow(std::cosh(sp), 2);
+     }},
 };
 
 // Checks act's forward on x and its backward on (g, x, y) against the closed forms.
@@ -202,6 +222,21 @@ TEST_CASE("activations reject integer input on every target") {
     CHECK_THROWS_AS(ops::relu(x), DTypeError);
     CHECK_THROWS_AS(ops::gelu(x, GeluApproximate::Tanh), DTypeError);
     CHECK_THROWS_AS(ops::sigmoid_backward(x, x), DTypeError);
+  });
+}
+
+TEST_CASE("hardswish and hardsigmoid at their kinks -3 and 3, as PyTorch, on every target") {
+  for_each_target([&](Device dev) {
+    for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+      CAPTURE(t);
+      const Tensor x = from_vector<double>({-4, -3, 0, 3, 4}).to(dev, t);
+      const Tensor g = ones({5}, {t, dev});
+      check_result(ops::hardswish(x), dev, t, {5}, {0, 0, 0, 3, 4});
+      // PyTorch: 0 below -3, x / 3 + 1/2 on [-3, 3] (so -1/2 at -3, 3/2 at 3), 1 above.
+      check_result(ops::hardswish_backward(g, x), dev, t, {5}, {0, -0.5, 0.5, 1.5, 1});
+      check_result(ops::hardsigmoid(x), dev, t, {5}, {0, 0, 0.5, 1, 1});
+      check_result(ops::hardsigmoid_backward(g, x), dev, t, {5}, {0, 0, 1.0 / 6, 0, 0});
+    }
   });
 }
 

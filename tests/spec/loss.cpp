@@ -1,9 +1,9 @@
 // Losses and their backward ops on every target (tests/spec/spec.h) against naive float64 loops:
-// cross_entropy (label smoothing, ignore_index, every reduction), nll_loss and mse_loss, with the
-// gradients derived by hand; class rows of 1 to 1100, [N, C, d...] with the class dim strided,
-// empty and all-ignored batches, and targets out of range; float16/bfloat16 within 1 ulp of the
-// float64 loss of the same half inputs (float32 arithmetic, rounded once: Note [Widened half ops]
-// in ops/dispatch.h).
+// cross_entropy (label smoothing, ignore_index, class weights, every reduction), nll_loss and
+// mse_loss, with the gradients derived by hand; class rows of 1 to 1100, [N, C, d...] with the
+// class dim strided, empty and all-ignored batches, and targets out of range; float16/bfloat16
+// within 1 ulp of the float64 loss of the same half inputs (float32 arithmetic, rounded once: Note
+// [Widened half ops] in ops/dispatch.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -87,6 +87,62 @@ LossReference class_reference(const std::vector<double>& x, const std::vector<in
     out.loss = per;
   else
     out.loss = {r == Reduction::Sum ? total : total / static_cast<double>(out.count)};
+  return out;
+}
+
+// The class-weighted forms (PyTorch's weight=): per counted position i with target t,
+//   loss_i = (1 - eps) w_t (-lp_i[t]) + eps / C sum_k w_k (-lp_ik),
+//   d loss_i / d x_ij = (1 - eps) w_t (p_ij - [j = t]) + eps / C (W p_ij - w_j), W = sum_k w_k
+//   (cross entropy, from d lp_ik / d x_ij = [k = j] - p_ij), or -w_t [j = t] (nll_loss);
+// Mean divides by the sum of the counted positions' w_t.
+LossReference weighted_reference(const std::vector<double>& x, const std::vector<int64_t>& tg,
+                                 Dims d, int64_t ignore, double eps, Reduction r, bool logits,
+                                 const std::vector<double>& g, const std::vector<double>& w) {
+  LossReference out;
+  out.grad.assign(x.size(), 0.0);
+  std::vector<double> per(static_cast<size_t>(d.n * d.s), 0.0), lp(x.size()), gi(per.size());
+  auto at = [&](int64_t i, int64_t k, int64_t j) {
+    return static_cast<size_t>((i * d.c + k) * d.s + j);
+  };
+  double divisor = 0, total_w = 0;
+  for (double v : w) total_w += v;
+  for (int64_t i = 0; i < d.n; ++i)
+    for (int64_t j = 0; j < d.s; ++j) {
+      double mx = -std::numeric_limits<double>::infinity(), z = 0;
+      for (int64_t k = 0; k < d.c; ++k) mx = std::max(mx, x[at(i, k, j)]);
+      for (int64_t k = 0; k < d.c; ++k) z += std::exp(x[at(i, k, j)] - mx);
+      for (int64_t k = 0; k < d.c; ++k)
+        lp[at(i, k, j)] = logits ? x[at(i, k, j)] - mx - std::log(z) : x[at(i, k, j)];
+      const int64_t t = tg[static_cast<size_t>(i * d.s + j)];
+      if (t == ignore) continue;
+      double smooth = 0;
+      for (int64_t k = 0; k < d.c; ++k) smooth -= w[k] * lp[at(i, k, j)];
+      per[static_cast<size_t>(i * d.s + j)] =
+          (1 - eps) * w[t] * -lp[at(i, t, j)] + eps / static_cast<double>(d.c) * smooth;
+      divisor += w[t];
+      ++out.count;
+    }
+  const double scale = r == Reduction::Mean ? 1.0 / divisor : 1.0;
+  for (int64_t i = 0; i < d.n; ++i)
+    for (int64_t j = 0; j < d.s; ++j) {
+      const size_t pos = static_cast<size_t>(i * d.s + j);
+      const int64_t t = tg[pos];
+      if (t == ignore) continue;
+      const double gp = (r == Reduction::None ? g[pos] : g[0]) * scale;
+      for (int64_t k = 0; k < d.c; ++k) {
+        const double p = std::exp(lp[at(i, k, j)]), onehot = k == t ? 1.0 : 0.0;
+        out.grad[at(i, k, j)] =
+            gp * (logits ? (1 - eps) * w[t] * (p - onehot) +
+                               eps / static_cast<double>(d.c) * (total_w * p - w[k])
+                         : -w[t] * onehot);
+      }
+    }
+  double total = 0;
+  for (double v : per) total += v;
+  if (r == Reduction::None)
+    out.loss = per;
+  else
+    out.loss = {r == Reduction::Sum ? total : total / divisor};
   return out;
 }
 
@@ -177,6 +233,63 @@ TEST_CASE("cross_entropy, nll_loss and their backward ops match float64 loops on
                            c.shape, nll.grad);
             }
     }
+  });
+}
+
+TEST_CASE("cross_entropy and nll_loss with class weights match float64 loops on every target") {
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 gen(seed);
+  const Case cases[] = {{{5, 3}, Layout::contiguous, 3},
+                        {{6, 33}, Layout::transposed, 4},
+                        {{2, 1100}, Layout::contiguous, 4},
+                        {{2, 3, 5, 7}, Layout::transposed, 4}};
+  for_each_target([&](Device dev) {
+    for (const Case& c : cases) {
+      const Dims d = dims_of(c.shape);
+      for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16})
+        for (Reduction r : kReductions)
+          for (double eps : {0.0, 0.3}) {
+            CAPTURE(c.shape);
+            CAPTURE(t);
+            CAPTURE(static_cast<int>(r));
+            CAPTURE(eps);
+            const int64_t ignore = 1;
+            const Shape ts = target_shape(c.shape);
+            const std::vector<int64_t> tv = random_targets(d.n * d.s, d.c, ignore, gen);
+            const Tensor target = from_vector(tv, ts).to(dev);
+            const Tensor x = random_operand(c.shape, t, c.layout, -c.range, c.range, gen, 0.0, dev);
+            const Tensor w = random_tensor({d.c}, t, 0.1, 3, gen).to(dev);
+            const Tensor g = grad_out(r, ts, t, dev, gen);
+            const std::vector<double> wv = w.to_vector<double>(), gv = g.to_vector<double>();
+            const Shape loss_shape = r == Reduction::None ? ts : kScalar;
+            const ops::NllOutput got = ops::cross_entropy(x, target, ignore, r, eps, w);
+            const LossReference want =
+                weighted_reference(x.to_vector<double>(), tv, d, ignore, eps, r, true, gv, wv);
+            CHECK(got.count == want.count);
+            // The loss sums up to C weighted log-probabilities per position.
+            check_result(got.loss, dev, t, loss_shape, want.loss, scaled_tolerance(t, 4));
+            check_result(ops::cross_entropy_backward(g, got.log_probs, target, ignore, r, eps,
+                                                     got.divisor, w),
+                         dev, t, c.shape, want.grad, scaled_tolerance(t, 4));
+            if (eps != 0) continue;
+            const Tensor lp = random_operand(c.shape, t, c.layout, -5, 0, gen, 0.0, dev);
+            const LossReference nll =
+                weighted_reference(lp.to_vector<double>(), tv, d, ignore, 0, r, false, gv, wv);
+            const ops::NllOutput got_nll = ops::nll_loss(lp, target, ignore, r, w);
+            check_result(got_nll.loss, dev, t, loss_shape, nll.loss, scaled_tolerance(t, 4));
+            check_result(ops::nll_loss_backward(g, lp, target, ignore, r, got_nll.divisor, w), dev,
+                         t, c.shape, nll.grad);
+          }
+    }
+    // A weight that is not one per class.
+    const Tensor x = zeros({2, 3}, {kFloat32, dev});
+    const Tensor tg = from_vector<int64_t>({0, 2}).to(dev);
+    CHECK_THROWS_WITH_AS(
+        ops::cross_entropy(x, tg, -100, Reduction::Mean, 0.0, zeros({4}, {kFloat32, dev})),
+        doctest::Contains("weight of shape [3]"), ShapeError);
+    CHECK_THROWS_AS(ops::nll_loss(x, tg, -100, Reduction::Mean, zeros({3}, {kFloat64, dev})),
+                    DTypeError);
   });
 }
 

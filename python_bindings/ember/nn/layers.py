@@ -2,6 +2,7 @@
 buffers are the C++ layer's own tensors, so a Python optimiser, load_state_dict() or .to() act
 on what the C++ forward uses. They mix freely with Python modules."""
 from .. import _C
+from . import functional as F
 from .modules import Module, Parameter
 
 
@@ -43,33 +44,32 @@ class CppModule(Module):
         return f"{type(self).__name__}({self.extra_repr()})"
 
 
-def _pair(v):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+def _place(module, device, dtype):
+    """PyTorch's factory arguments: the module's tensors moved to `device` and `dtype`."""
+    kwargs = {k: v for k, v in (("device", device), ("dtype", dtype)) if v is not None}
+    if kwargs:
+        module.to(**kwargs)
+
+
+def _attrs(module, **attrs):
+    for k, v in attrs.items():
+        object.__setattr__(module, k, v)
 
 
 class Linear(CppModule):
-    def __init__(self, in_features, out_features, bias=True):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__(_C._Linear(in_features, out_features, bias))
-        object.__setattr__(self, "in_features", in_features)
-        object.__setattr__(self, "out_features", out_features)
-
-
-class Conv2d(CppModule):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True):
-        k = _pair(kernel_size)
-        if k[0] != k[1]:
-            raise ValueError("Conv2d: only square kernels are supported, got kernel_size=%r" % (kernel_size,))
-        super().__init__(_C._Conv2d(in_channels, out_channels, k[0], stride, padding, dilation,
-                                    groups, bias))
-        object.__setattr__(self, "in_channels", in_channels)
-        object.__setattr__(self, "out_channels", out_channels)
+        _attrs(self, in_features=in_features, out_features=out_features)
+        _place(self, device, dtype)
 
 
 class BatchNorm2d(CppModule):
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
         super().__init__(_C._BatchNorm2d(num_features, eps, momentum, affine, track_running_stats))
-        object.__setattr__(self, "num_features", num_features)
+        _attrs(self, num_features=num_features, eps=eps, momentum=momentum, affine=affine,
+               track_running_stats=track_running_stats)
+        _place(self, device, dtype)
 
 
 class SyncBatchNorm(BatchNorm2d):
@@ -119,18 +119,48 @@ class Flatten(CppModule):
 
 
 class Dropout(CppModule):
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         super().__init__(_C._Dropout(p))
+        _attrs(self, p=p, inplace=inplace)
+
+    def forward(self, x):
+        return F._inplace(self._cpp.forward, x, self.inplace)
 
 
-class ReLU(CppModule):
+class Dropout2d(CppModule):
+    """Zeroes whole channels (F.dropout2d) in training; identity in eval."""
+
+    def __init__(self, p=0.5, inplace=False):
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        super().__init__(_C._Dropout2d(p))
+        _attrs(self, p=p, inplace=inplace)
+
+    def forward(self, x):
+        return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class _Activation(CppModule):
+    """A C++ activation layer; with inplace=True its result replaces the input (F._inplace)."""
+
+    def __init__(self, cpp, inplace=False, **attrs):
+        super().__init__(cpp)
+        _attrs(self, inplace=inplace, **attrs)
+
+    def forward(self, x):
+        return F._inplace(self._cpp.forward, x, self.inplace)
+
+
+class ReLU(_Activation):
     def __init__(self, inplace=False):
-        super().__init__(_C._ReLU())
+        super().__init__(_C._ReLU(), inplace)
 
 
-class LeakyReLU(CppModule):
+class LeakyReLU(_Activation):
     def __init__(self, negative_slope=0.01, inplace=False):
-        super().__init__(_C._LeakyReLU(negative_slope))
+        super().__init__(_C._LeakyReLU(negative_slope), inplace, negative_slope=negative_slope)
 
 
 class Sigmoid(CppModule):
@@ -146,63 +176,73 @@ class Tanh(CppModule):
 class GELU(CppModule):
     def __init__(self, approximate="none"):
         super().__init__(_C._GELU(approximate))
+        _attrs(self, approximate=approximate)
 
 
-class SiLU(CppModule):
+class SiLU(_Activation):
     def __init__(self, inplace=False):
-        super().__init__(_C._SiLU())
+        super().__init__(_C._SiLU(), inplace)
 
 
-class ELU(CppModule):
+class ELU(_Activation):
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__(_C._ELU(alpha))
+        super().__init__(_C._ELU(alpha), inplace, alpha=alpha)
 
 
-class Hardtanh(CppModule):
+class Hardtanh(_Activation):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
-        super().__init__(_C._Hardtanh(min_val, max_val))
+        super().__init__(_C._Hardtanh(min_val, max_val), inplace, min_val=min_val,
+                         max_val=max_val)
 
 
-class ReLU6(CppModule):
+class ReLU6(_Activation):
     def __init__(self, inplace=False):
-        super().__init__(_C._ReLU6())
+        super().__init__(_C._ReLU6(), inplace, min_val=0.0, max_val=6.0)
+
+
+class Hardswish(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(_C._Hardswish(), inplace)
+
+
+class Hardsigmoid(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(_C._Hardsigmoid(), inplace)
+
+
+class Mish(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(_C._Mish(), inplace)
 
 
 class Softplus(CppModule):
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__(_C._Softplus(beta, threshold))
+        _attrs(self, beta=beta, threshold=threshold)
+
+
+class Softmax2d(CppModule):
+    """softmax over the channels (dim -3) of [N, C, H, W] or [C, H, W]."""
+
+    def __init__(self):
+        super().__init__(_C._Softmax2d())
+
+
+class PReLU(CppModule):
+    """x > 0 ? x : weight * x with a learnable weight of num_parameters values (1 or C)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__(_C._PReLU(num_parameters, init))
+        _attrs(self, num_parameters=num_parameters)
+        _place(self, device, dtype)
 
 
 class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
     def forward(self, x):
         return x
-
-
-class CrossEntropyLoss(Module):
-    def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-        super().__init__()
-        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
-
-    def forward(self, input, target):
-        return _C.cross_entropy(input, target, self.ignore_index, self.reduction, self.label_smoothing)
-
-
-class NLLLoss(Module):
-    def __init__(self, ignore_index=-100, reduction="mean"):
-        super().__init__()
-        self.ignore_index, self.reduction = ignore_index, reduction
-
-    def forward(self, input, target):
-        return _C.nll_loss(input, target, self.ignore_index, self.reduction)
-
-
-class MSELoss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return _C.mse_loss(input, target, self.reduction)
 
 
 def model(name, in_channels=1, image_size=8, num_classes=10):

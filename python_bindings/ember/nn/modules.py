@@ -283,22 +283,3 @@ class Sequential(Module):
         self.add_module(str(len(self._modules)), m)
         return self
 
-
-class ModuleList(Module):
-    def __init__(self, modules=()):
-        super().__init__()
-        for m in modules:
-            self.append(m)
-
-    def append(self, m):
-        self.add_module(str(len(self._modules)), m)
-        return self
-
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
