@@ -63,8 +63,9 @@ float, double, half, long, int = float32, float64, float16, int64, int32  # noqa
 Size = tuple
 __version__ = "0.1.0"
 
-_argcheck.install_python(_factories, _random, _ops, nn.layers, nn.clip_grad,
-                         utils.data.dataloader)
+_argcheck.install_python(_factories, _random, _ops, nn.layers, nn.conv, nn.normalization,
+                         nn.upsample, nn.attention, nn.loss, nn.sparse, nn.functional,
+                         nn.clip_grad, utils.data.dataloader)
 _docs.apply(globals(), nn)
 
 # `from ember import *` must not shadow the built-in exceptions and types.

@@ -12,13 +12,19 @@ Tensor opt_tensor(const pb::object& o) {
   return o.is_none() ? Tensor() : o.cast<Tensor>();
 }
 
-// One value per dim: an int, or a sequence of `n` ints (TypeError naming `what` otherwise).
+// One value per dim: an int, or a sequence of `n` ints (ArgTypeError naming `what` otherwise,
+// which the Python wrappers turn into "Conv2d(): argument 'padding' must be ...").
 std::vector<int64_t> ints_arg(const pb::handle& obj, size_t n, const char* what) {
   if (pb::isinstance<pb::int_>(obj)) return std::vector<int64_t>(n, obj.cast<int64_t>());
-  if (pb::isinstance<pb::sequence>(obj) && !pb::isinstance<pb::str>(obj) && pb::len(obj) == n)
-    return obj.cast<std::vector<int64_t>>();
-  throw pb::type_error(std::string(what) + ": expected an int or " + std::to_string(n) +
-                       " ints, got " + pb::repr(obj).cast<std::string>());
+  const std::string expected = n == 1 ? "int" : "int or tuple of " + std::to_string(n) + " ints";
+  if (!pb::isinstance<pb::sequence>(obj) || pb::isinstance<pb::str>(obj) || pb::len(obj) != n)
+    throw_arg_type(what, expected, obj);
+  std::vector<int64_t> out;
+  for (auto v : obj.cast<pb::sequence>()) {
+    if (!pb::isinstance<pb::int_>(v)) throw_arg_type(what, expected, obj);
+    out.push_back(v.cast<int64_t>());
+  }
+  return out;
 }
 
 // A sequence of ints (a shape-like argument) or one int.

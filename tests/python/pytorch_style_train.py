@@ -1,5 +1,6 @@
 """A PyTorch training script, run as is by PyTorch and by Ember (`import ember as torch`): a small
-CNN learns which quadrant of a noisy 8x8 image is brightest. It uses random_split, a DataLoader
+CNN (GroupNorm, ConvTranspose2d, LayerNorm, Embedding) learns which quadrant of a noisy 8x8 image
+is brightest. It uses random_split, a DataLoader
 with a seeded RandomSampler and a collate_fn (and worker threads for validation), parameter groups
 (no weight decay on biases), clip_grad_norm_, OneCycleLR stepped per batch, then Adam with
 ReduceLROnPlateau stepped per epoch, and a checkpoint saved and loaded in the middle.
@@ -49,16 +50,26 @@ def collate(batch):
 
 
 class Net(nn.Module):
+    """A small encoder-decoder CNN: GroupNorm after the first convolution, a ConvTranspose2d that
+    brings the deeper features back to 8x8 to join the first ones, LayerNorm on the flattened
+    features, and class prototypes in an Embedding that the features are compared with."""
+
     def __init__(self):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.norm1 = nn.GroupNorm(2, 8)
         self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.fc = nn.Linear(16 * 4 * 4, 4)
+        self.up = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.norm2 = nn.LayerNorm(8 * 4 * 4)
+        self.prototypes = nn.Embedding(4, 8 * 4 * 4)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.relu(self.conv2(x))
-        return self.fc(torch.flatten(x, 1))
+        h1 = F.relu(self.norm1(self.conv1(x)))            # [N, 8, 8, 8]
+        h2 = F.relu(self.conv2(F.max_pool2d(h1, 2)))      # [N, 16, 4, 4]
+        h = F.max_pool2d(F.relu(h1 + self.up(h2)), 2)     # [N, 8, 4, 4]
+        f = self.norm2(torch.flatten(h, 1))               # [N, 128]
+        classes = torch.arange(4, device=f.device)
+        return f @ self.prototypes(classes).t() / 4.0     # [N, 4]
 
 
 def param_groups(model, weight_decay):

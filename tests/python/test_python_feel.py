@@ -210,8 +210,12 @@ TYPE_ERRORS = [
     (lambda: ember.zeros("a"), "zeros(): argument 'size' must be tuple of ints, not str"),
     (lambda: ember.ones(2, dtype=3), "ones(): argument 'dtype' must be ember.dtype, not int"),
     (lambda: ember.full_like([1.0], 2), "full_like(): argument 'input' must be Tensor, not list"),
-    (lambda: ember.nn.Conv2d(3, 4, 3, padding="same!"),
-     "Conv2d(): argument 'padding' must be int or tuple of ints, not str"),
+    (lambda: ember.nn.Conv2d(3, 4, 3, padding=1.5),
+     "Conv2d(): argument 'padding' must be int or tuple of 2 ints, not float"),
+    (lambda: ember.nn.Conv2d(3, 4, (3, "3")),
+     "Conv2d(): argument 'kernel_size' must be int or tuple of 2 ints, not tuple"),
+    (lambda: ember.nn.ConvTranspose2d(3, 4, 3, stride=(1, 2, 3)),
+     "ConvTranspose2d(): argument 'stride' must be int or tuple of 2 ints, not tuple"),
     (lambda: ember.nn.Linear("3", 4), "Linear(): argument 'in_features' must be int, not str"),
     (lambda: ember.cat(3), "cat(): argument 'tensors' must be tuple of Tensors, not int"),
     (lambda: ember.conv2d(ember.ones(1, 1, 3, 3)),
@@ -230,6 +234,13 @@ def test_argument_errors_name_the_function_and_argument(case):
     assert "incompatible function arguments" not in str(info.value)
     assert info.value.__cause__ is None  # no pybind11 signature dump chained underneath
 
+
+
+def test_bad_padding_strings_are_value_errors_as_in_torch():
+    with pytest.raises(ValueError, match="Invalid padding string 'same!'"):
+        ember.nn.Conv2d(3, 4, 3, padding="same!")
+    with pytest.raises(ValueError, match="not supported for strided convolutions"):
+        ember.nn.Conv1d(3, 4, 3, stride=2, padding="same")
 
 def test_docstrings_show_in_help():
     doc = ember.nn.Conv2d.__doc__

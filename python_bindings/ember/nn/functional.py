@@ -2,11 +2,12 @@
 import warnings
 
 from .. import _C
+from ..autograd import no_grad
 from .._C import (  # noqa: F401
     conv2d, conv1d, conv_transpose2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm,
     gelu, sigmoid, tanh, softplus, linear, softmax, log_softmax,
     layer_norm, group_norm, instance_norm, pad, pixel_shuffle, pixel_unshuffle, prelu,
-    scaled_dot_product_attention,
+    scaled_dot_product_attention, one_hot,
     cross_entropy, nll_loss, mse_loss, binary_cross_entropy, binary_cross_entropy_with_logits,
     l1_loss, smooth_l1_loss, huber_loss, kl_div, cosine_embedding_loss, margin_ranking_loss,
 )
@@ -132,5 +133,13 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
 
 
-from .._C import one_hot  # noqa: F401,E402
-from .sparse import embedding  # noqa: F401,E402
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of weight picked by the integer indices in input: input.shape + (embedding_dim,).
+    With max_norm, the rows looked up are first renormalised in place, as PyTorch does."""
+    if sparse:
+        raise ValueError("embedding: sparse gradients are not supported by Ember; use sparse=False")
+    if max_norm is not None:
+        with no_grad():
+            _C._embedding_renorm_(weight, input, float(max_norm), float(norm_type))
+    return _C.embedding(input, weight, padding_idx, scale_grad_by_freq)

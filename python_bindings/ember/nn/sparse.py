@@ -1,19 +1,6 @@
-"""Embedding (torch.nn.Embedding) and its function form (torch.nn.functional.embedding)."""
+"""Embedding (torch.nn.Embedding); its function form is nn.functional.embedding."""
 from .. import _C
-from ..autograd import no_grad
 from .layers import CppModule
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
-    """Rows of weight picked by the integer indices in input: input.shape + (embedding_dim,).
-    With max_norm, the rows looked up are first renormalised in place, as PyTorch does."""
-    if sparse:
-        raise ValueError("embedding: sparse gradients are not supported by Ember; use sparse=False")
-    if max_norm is not None:
-        with no_grad():
-            _C._embedding_renorm_(weight, input, float(max_norm), float(norm_type))
-    return _C.embedding(input, weight, padding_idx, scale_grad_by_freq)
 
 
 class Embedding(CppModule):
