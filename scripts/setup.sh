@@ -10,7 +10,8 @@ BUILD_DIR="${1:-${EMBER_BUILD_DIR:-$EMBER_ROOT/build}}"
 packages=(build-essential cmake ninja-build ccache git
           libeigen3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
           libboost-context-dev pybind11-dev python3-dev python3-numpy python3-pytest
-          python3-torch libopenmpi-dev openmpi-bin)
+          python3-torch libopenmpi-dev openmpi-bin
+          libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx)
 
 missing=()
 for p in "${packages[@]}"; do

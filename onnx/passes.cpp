@@ -1,0 +1,256 @@
+// Load-time graph passes (onnx/passes.h).
+#include "onnx/passes.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "autograd/elementwise.h"
+#include "autograd/grad_mode.h"
+#include "autograd/shape.h"
+#include "onnx/op_registry.h"
+#include "runtime/error.h"
+
+namespace ember::onnx {
+namespace {
+
+// How many nodes read each value, and whether a graph output is it.
+std::map<std::string, int> readers(const Graph& g) {
+  std::map<std::string, int> n;
+  for (const auto& node : g.nodes)
+    for (const auto& in : node.inputs)
+      if (!in.empty()) ++n[in];
+  for (const auto& out : g.outputs) n[out.name] += 1 << 20;  // never rewritten away
+  return n;
+}
+
+bool all_constant(const Node& node, const Graph& g) {
+  for (const auto& in : node.inputs)
+    if (!in.empty() && !g.initializers.count(in)) return false;
+  return true;
+}
+
+int fold_constants(Graph& g, Device device) {
+  int folded = 0;
+  std::vector<Node> kept;
+  for (auto& node : g.nodes) {
+    // Constants of constants; a node with no inputs (Constant) is folded too.
+    if (!all_constant(node, g)) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::vector<Tensor> in;
+    for (const auto& name : node.inputs) in.push_back(name.empty() ? Tensor() : g.initializers.at(name));
+    auto out = run_node(node, g.opset, device, std::move(in));
+    for (size_t k = 0; k < node.outputs.size() && k < out.size(); ++k)
+      if (!node.outputs[k].empty()) g.initializers[node.outputs[k]] = out[k];
+    ++folded;
+  }
+  g.nodes = std::move(kept);
+  return folded;
+}
+
+// Conv -> BatchNormalization, the conv's output read by the batch norm only, every parameter
+// a constant: the batch norm becomes the conv's weights and bias (nn/fuse.h has the algebra).
+int fold_batch_norms(Graph& g) {
+  auto uses = readers(g);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& out : g.nodes[i].outputs) producer[out] = i;
+  std::set<size_t> dropped;
+  int folded = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& bn = g.nodes[i];
+    if (bn.op_type != "BatchNormalization" || bn.outputs.size() != 1 || bn.inputs.size() != 5) continue;
+    auto it = producer.find(bn.inputs[0]);
+    if (it == producer.end()) continue;
+    Node& conv = g.nodes[it->second];
+    if (conv.op_type != "Conv" || uses[conv.outputs[0]] != 1 || conv.inputs.size() < 2) continue;
+    bool constant = g.initializers.count(conv.inputs[1]) &&
+                    (conv.inputs.size() < 3 || conv.inputs[2].empty() || g.initializers.count(conv.inputs[2]));
+    for (size_t k = 1; k < 5; ++k) constant = constant && g.initializers.count(bn.inputs[k]);
+    if (!constant) continue;
+    const Tensor& w = g.initializers.at(conv.inputs[1]);
+    const Tensor gamma = g.initializers.at(bn.inputs[1]), beta = g.initializers.at(bn.inputs[2]);
+    const Tensor mean = g.initializers.at(bn.inputs[3]), var = g.initializers.at(bn.inputs[4]);
+    const double eps = bn.attrs.count("epsilon") ? bn.attrs.at("epsilon").f : 1e-5;
+    const Tensor s = div(gamma, sqrt(add(var, eps)));
+    Shape per_out(static_cast<size_t>(w.dim()), 1);
+    per_out[0] = -1;
+    const Tensor b = conv.inputs.size() > 2 && !conv.inputs[2].empty()
+                         ? g.initializers.at(conv.inputs[2]) : zeros_like(mean);
+    const std::string wname = conv.name + ".ember_folded_weight", bname = conv.name + ".ember_folded_bias";
+    g.initializers[wname] = mul(w, reshape(s, per_out));
+    g.initializers[bname] = add(mul(sub(b, mean), s), beta);
+    conv.inputs.resize(3);
+    conv.inputs[1] = wname;
+    conv.inputs[2] = bname;
+    conv.outputs[0] = bn.outputs[0];
+    dropped.insert(i);
+    ++folded;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped.count(i)) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  return folded;
+}
+
+// Conv -> Relu, the conv's output read by the relu only: the conv applies it.
+int fuse_relus(Graph& g) {
+  auto uses = readers(g);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& out : g.nodes[i].outputs) producer[out] = i;
+  std::set<size_t> dropped;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& relu = g.nodes[i];
+    if (relu.op_type != "Relu") continue;
+    auto it = producer.find(relu.inputs.at(0));
+    if (it == producer.end()) continue;
+    Node& conv = g.nodes[it->second];
+    if (conv.op_type != "Conv" || conv.fused_relu || uses[conv.outputs[0]] != 1) continue;
+    conv.fused_relu = true;
+    conv.outputs[0] = relu.outputs[0];
+    dropped.insert(i);
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped.count(i)) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  return static_cast<int>(dropped.size());
+}
+
+int remove_dead(Graph& g) {
+  std::set<std::string> needed;
+  for (const auto& out : g.outputs) needed.insert(out.name);
+  std::vector<bool> live(g.nodes.size(), false);
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    for (const auto& out : g.nodes[i].outputs) live[i] = live[i] || needed.count(out);
+    if (live[i])
+      for (const auto& in : g.nodes[i].inputs) needed.insert(in);
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (live[i]) kept.push_back(std::move(g.nodes[i]));
+  const int removed = static_cast<int>(g.nodes.size() - kept.size());
+  g.nodes = std::move(kept);
+  for (auto it = g.initializers.begin(); it != g.initializers.end();)
+    it = needed.count(it->first) ? std::next(it) : g.initializers.erase(it);
+  return removed;
+}
+
+}  // namespace
+
+void sort_and_check(Graph& g, const std::string& source) {
+  std::map<std::string, int> producer;  // -1: a graph input or an initializer
+  for (const auto& [name, t] : g.initializers) producer[name] = -1;
+  for (const auto& in : g.inputs) {
+    if (in.name.empty()) EMBER_THROW(FormatError, source, ": a graph input has no name");
+    if (!producer.emplace(in.name, -1).second)
+      EMBER_THROW(FormatError, source, ": graph input '", in.name, "' is declared twice");
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& out : g.nodes[i].outputs) {
+      if (out.empty()) continue;
+      if (!producer.emplace(out, static_cast<int>(i)).second)
+        EMBER_THROW(FormatError, g.nodes[i].op_type, " node '", g.nodes[i].name, "': its output '",
+                    out, "' is already defined by ",
+                    producer[out] < 0 ? std::string("a graph input or initializer")
+                                      : "node '" + g.nodes[producer[out]].name + "'");
+    }
+  // Kahn's algorithm over the nodes; what is left over lies on a cycle.
+  std::vector<int> waiting(g.nodes.size(), 0);
+  std::vector<std::vector<size_t>> next(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& in : g.nodes[i].inputs) {
+      if (in.empty()) continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        EMBER_THROW(FormatError, g.nodes[i].op_type, " node '", g.nodes[i].name, "': input '", in,
+                    "' is not a graph input, an initializer or any node's output");
+      if (it->second >= 0) {
+        ++waiting[i];
+        next[it->second].push_back(i);
+      }
+    }
+  std::vector<size_t> ready, order;
+  for (size_t i = g.nodes.size(); i-- > 0;)
+    if (!waiting[i]) ready.push_back(i);
+  while (!ready.empty()) {
+    const size_t i = ready.back();
+    ready.pop_back();
+    order.push_back(i);
+    for (size_t j : next[i])
+      if (--waiting[j] == 0) ready.push_back(j);
+  }
+  if (order.size() != g.nodes.size()) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (waiting[i])
+        EMBER_THROW(FormatError, g.nodes[i].op_type, " node '", g.nodes[i].name, "' is on a cycle ",
+                    "(the graph must be acyclic)");
+  }
+  std::vector<Node> sorted;
+  for (size_t i : order) sorted.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(sorted);
+  for (const auto& out : g.outputs)
+    if (!producer.count(out.name))
+      EMBER_THROW(FormatError, source, ": graph output '", out.name, "' is not produced by any node");
+}
+
+void check_supported(const Graph& g, const std::string& source) {
+  std::vector<std::string> why;
+  if (g.opset < kMinOpset || g.opset > kMaxOpset)
+    why.push_back("the model imports opset " + std::to_string(g.opset) + "; Ember reads opsets " +
+                  std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  for (const auto* list : {&g.inputs, &g.outputs})
+    for (const auto& v : *list)
+      if (v.kind != "tensor")
+        why.push_back("graph " + std::string(list == &g.inputs ? "input" : "output") + " '" +
+                      v.name + "' is a " + v.kind + "; Ember runs graphs of tensors");
+  for (const auto& node : g.nodes) {
+    auto more = unsupported(node, g.opset);
+    why.insert(why.end(), more.begin(), more.end());
+  }
+  if (why.empty()) return;
+  std::ostringstream msg;
+  msg << source << ": Ember cannot run this model (" << why.size() << " reason"
+      << (why.size() == 1 ? "" : "s") << "):";
+  for (const auto& w : why) msg << "\n  " << w;
+  throw ValueError(msg.str());
+}
+
+std::vector<Tensor> run_node(const Node& node, int64_t opset, Device device,
+                             std::vector<Tensor> inputs) {
+  const OpDef* def = find_op(node.op_type);
+  if (!def) EMBER_THROW(ValueError, "operator ", node.op_type, " is not supported");
+  NoGradGuard no_grad;
+  OpArgs args{node, opset, device, std::move(inputs)};
+  const std::string where = node.op_type + " node '" + node.name + "': ";
+  try {
+    return def->run(args);
+  } catch (const FormatError&) {
+    throw;  // already names the node
+  } catch (const ShapeError& e) {
+    throw ShapeError(where + e.what());
+  } catch (const DTypeError& e) {
+    throw DTypeError(where + e.what());
+  } catch (const IndexError& e) {
+    throw IndexError(where + e.what());
+  } catch (const DeviceError& e) {
+    throw DeviceError(where + e.what());
+  } catch (const ValueError& e) {
+    throw ValueError(where + e.what());
+  }
+}
+
+PassReport optimize(Graph& g, Device device) {
+  PassReport r;
+  r.folded_constants = fold_constants(g, device);
+  r.folded_batch_norms = fold_batch_norms(g);
+  r.fused_relus = fuse_relus(g);
+  r.removed_nodes = remove_dead(g);
+  return r;
+}
+
+}  // namespace ember::onnx

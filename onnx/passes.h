@@ -1,0 +1,29 @@
+// The graph passes run at load time, in this order: check and sort (FormatError for cycles,
+// dangling inputs, outputs defined twice), list what is unsupported (all of it, ValueError),
+// then optimise: constant folding, batch-norm folding into convolutions, conv+relu fusion,
+// dead-node removal.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "onnx/graph.h"
+#include "onnx/model.h"
+
+namespace ember::onnx {
+
+// Sorts g.nodes topologically. requires nothing; throws FormatError naming the node or value.
+void sort_and_check(Graph& g, const std::string& source);
+
+// Throws ValueError listing every (operator, opset, attribute) of g Ember cannot run.
+void check_supported(const Graph& g, const std::string& source);
+
+// Runs one node on `device` (errors re-thrown with the node named).
+std::vector<Tensor> run_node(const Node& node, int64_t opset, Device device,
+                             std::vector<Tensor> inputs);
+
+// Optimises a sorted, supported graph whose initializers are on `device`: folded values join
+// g.initializers, rewritten and removed nodes leave g.nodes.
+PassReport optimize(Graph& g, Device device);
+
+}  // namespace ember::onnx
