@@ -17,5 +17,7 @@ Runner add_demo(CLI::App& app);
 Runner add_algos(CLI::App& app);
 // Adds `ember train`.
 Runner add_train(CLI::App& app);
+// Adds `ember run` (ONNX models).
+Runner add_run(CLI::App& app);
 
 }  // namespace ember::cli

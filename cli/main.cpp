@@ -1,4 +1,4 @@
-// The `ember` command line: doctor, demo, algos, train.
+// The `ember` command line: doctor, demo, algos, train, run.
 #include <iostream>
 #include <vector>
 
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   runners.push_back(ember::cli::add_demo(app));
   runners.push_back(ember::cli::add_algos(app));
   runners.push_back(ember::cli::add_train(app));
+  runners.push_back(ember::cli::add_run(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 // Loading (read, check, place, optimise) and running an ONNX model (onnx/model.h).
 #include "onnx/model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "runtime/allocator.h"
 #include "runtime/error.h"
 #include "runtime/gpu.h"
+#include "runtime/trace.h"
 
 namespace ember::onnx {
 
@@ -132,9 +134,22 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
   Allocator& alloc = allocator_for(m.device);
   alloc.reset_peak();
   const bool gpu = m.device.type != DeviceType::CPU;
+  // Profiling: the op trace hands each kernel call to `calls`, collected per node.
+  auto calls = std::make_shared<std::vector<std::string>>();
+  struct TraceGuard {
+    bool on;
+    ~TraceGuard() {
+      if (on) trace::stop();
+    }
+  } guard{profiling};
+  if (profiling)
+    trace::start([calls](const char*, const std::string& name, Device, const std::string&, double) {
+      if (std::find(calls->begin(), calls->end(), name) == calls->end()) calls->push_back(name);
+    });
   const auto t0 = Clock::now();
   for (const auto& step : m.steps) {
     const auto t_node = Clock::now();
+    calls->clear();
     std::vector<Tensor> in;
     for (int s : step.in) in.push_back(s < 0 ? Tensor() : v[s]);
     std::vector<Tensor> out = run_node(*step.node, m.g.opset, m.device, std::move(in));
@@ -148,7 +163,7 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
     for (int s : step.release) v[s] = Tensor();
     if (profiling) {
       if (gpu) gpu::backend(m.device).device_synchronize(m.device.index);
-      stats.nodes.push_back({step.node->name, step.node->op_type, ms_since(t_node)});
+      stats.nodes.push_back({step.node->name, step.node->op_type, ms_since(t_node), *calls});
     }
   }
   if (gpu) gpu::backend(m.device).device_synchronize(m.device.index);

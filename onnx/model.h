@@ -37,6 +37,9 @@ struct PassReport {
 struct NodeTiming {
   std::string node, op_type;
   double ms = 0;  // the device synchronised after the node
+  // The kernels and library calls the node made ("conv2d_fwd_implicit_gemm_cpu", "cudnn ..."),
+  // which name the convolution algorithms chosen; from the op trace (runtime/trace.h).
+  std::vector<std::string> calls;
 };
 
 struct RunStats {
@@ -59,7 +62,8 @@ class Model {
   int64_t opset() const;
   int64_t num_nodes() const;  // after the passes
   const PassReport& passes() const;
-  // With profiling on, each run times every node (synchronising after each one).
+  // With profiling on, each run times every node (synchronising after each one) and records
+  // its kernel calls through the op trace (replacing any trace that is active).
   void set_profiling(bool on);
   // The last run's statistics (of this thread's last call).
   RunStats last_run() const;

@@ -28,6 +28,7 @@ struct State {
   std::mutex mu;
   std::ofstream json;  // open while tracing to a file
   std::string path;
+  Sink sink;  // set while tracing into a callback
   size_t events = 0;
   Clock::time_point origin = Clock::now();
 };
@@ -60,6 +61,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 void start_locked(State& st, const std::string& target) {
+  st.sink = nullptr;
   if (target.empty() || target == "1" || target == "stderr") {
     st.path.clear();
   } else {
@@ -82,6 +84,7 @@ size_t stop_locked(State& st) {
     st.json.close();
   }
   st.path.clear();
+  st.sink = nullptr;
   const size_t n = st.events;
   st.events = 0;
   return n;
@@ -123,6 +126,15 @@ void start(const std::string& target) {
   start_locked(st, target);
 }
 
+void start(Sink sink) {
+  enabled();
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  stop_locked(st);
+  start_locked(st, "1");
+  st.sink = std::move(sink);
+}
+
 size_t stop() {
   enabled();
   State& st = state();
@@ -136,7 +148,9 @@ void record(const char* category, const std::string& name, Device device,
   std::lock_guard<std::mutex> lock(st.mu);
   if (!detail::g_enabled.load(std::memory_order_relaxed)) return;
   const double us = std::chrono::duration<double, std::micro>(end - begin).count();
-  if (!st.json.is_open()) {
+  if (st.sink) {
+    st.sink(category, name, device, detail, us / 1000.0);
+  } else if (!st.json.is_open()) {
     std::fprintf(stderr, "[ember trace] %-7s %-8s %-34s %s  %.3f ms\n", device.str().c_str(),
                  category, name.c_str(), detail.c_str(), us / 1000.0);
   } else {

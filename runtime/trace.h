@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "runtime/device.h"
@@ -31,6 +32,12 @@ bool enabled();
 // for a Chrome trace file (written by stop(), or at exit). Replaces an active trace (which is
 // stopped first). Throws ValueError for any other target, IOError when the file cannot be opened.
 void start(const std::string& target);
+// Starts recording into `sink`, called once per recorded call (under the trace's lock: it must
+// not call back into trace::). For tools that attribute calls to their own units, as
+// `ember run --profile` does with ONNX nodes. Replaces an active trace.
+using Sink = std::function<void(const char* category, const std::string& name, Device device,
+                                const std::string& detail, double ms)>;
+void start(Sink sink);
 // Stops recording; writes and closes the Chrome trace file, if any. Returns the number of events
 // recorded since start().
 size_t stop();

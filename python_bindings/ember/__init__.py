@@ -75,8 +75,9 @@ __all__ = [n for n in dir() if not n.startswith("_") and n not in
 
 
 def __getattr__(name):
-    # ember.distributed loads MPI and NCCL: imported on first use, not with `import ember`.
-    if name == "distributed":
+    # ember.distributed loads MPI and NCCL, ember.onnx protobuf: imported on first use, not with
+    # `import ember`.
+    if name in ("distributed", "onnx"):
         import importlib
-        return importlib.import_module(".distributed", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

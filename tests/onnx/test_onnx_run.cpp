@@ -1,0 +1,139 @@
+// Running ONNX graphs: the passes (batch-norm folding, conv+relu fusion, constant folding,
+// dead-node removal) keep the function, checked against a float64 loop written here; buffers
+// are freed after their last use; profiling names each node's kernels; on cpu and emu.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "onnx/model.h"
+#include "onnx_builder.h"
+#include "runtime/error.h"
+
+using namespace ember;
+namespace eo = ember::onnx;  // ::onnx is the protobuf classes
+using onnx_test::ModelBuilder;
+
+namespace {
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+// relu(batch_norm(conv2d(x, w, b))) for x [1, C, H, W], w [K, C, 3, 3], padding 1, in float64.
+std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& w,
+                              const std::vector<float>& b, const std::vector<float>& gamma,
+                              const std::vector<float>& beta, const std::vector<float>& mean,
+                              const std::vector<float>& var, int C, int K, int H, int W) {
+  std::vector<double> y(static_cast<size_t>(K) * H * W);
+  for (int k = 0; k < K; ++k)
+    for (int i = 0; i < H; ++i)
+      for (int j = 0; j < W; ++j) {
+        double s = b[k];
+        for (int c = 0; c < C; ++c)
+          for (int r = 0; r < 3; ++r)
+            for (int q = 0; q < 3; ++q) {
+              const int ii = i + r - 1, jj = j + q - 1;
+              if (ii < 0 || jj < 0 || ii >= H || jj >= W) continue;
+              s += static_cast<double>(x[(c * H + ii) * W + jj]) * w[((k * C + c) * 3 + r) * 3 + q];
+            }
+        s = (s - mean[k]) / std::sqrt(static_cast<double>(var[k]) + 1e-5) * gamma[k] + beta[k];
+        y[(k * H + i) * W + j] = std::max(0.0, s);
+      }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("onnx run: conv -> batch norm -> relu, folded and fused, equals the float64 loop") {
+  const int C = 3, K = 4, H = 7, W = 6;
+  const auto x = random_values(C * H * W, 1), w = random_values(K * C * 9, 2);
+  const auto b = random_values(K, 3), gamma = random_values(K, 4), beta = random_values(K, 5);
+  const auto mean = random_values(K, 6);
+  std::vector<float> var = random_values(K, 7);
+  for (auto& v : var) v = 0.5f + v * v;
+  ModelBuilder m;
+  m.input("x", {1, C, H, W}).output("y");
+  m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv");
+  m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"}, {}, "bn");
+  m.node("Relu", {"n"}, {"y"}, {}, "relu");
+  m.init("w", {K, C, 3, 3}, w);
+  m.init("b", {K}, b);
+  m.init("gamma", {K}, gamma);
+  m.init("beta", {K}, beta);
+  m.init("mean", {K}, mean);
+  m.init("var", {K}, var);
+  const auto want = reference(x, w, b, gamma, beta, mean, var, C, K, H, W);
+  const std::string bytes = m.bytes();
+  for (const char* dev : {"cpu", "emu"})
+    for (bool optimize : {false, true}) {
+      CAPTURE(dev);
+      CAPTURE(optimize);
+      eo::LoadOptions opts;
+      opts.device = Device::parse(dev);
+      opts.optimize = optimize;
+      const auto model = eo::load_from_memory(bytes.data(), bytes.size(), opts);
+      CHECK(model.num_nodes() == (optimize ? 1 : 3));
+      CHECK(model.passes().folded_batch_norms == (optimize ? 1 : 0));
+      CHECK(model.passes().fused_relus == (optimize ? 1 : 0));
+      const auto got = model.run({from_vector(x, {1, C, H, W})})[0].to_vector<float>();
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("onnx run: constants are folded and nodes no output needs are removed") {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Add", {"a", "b"}, {"ab"}, {}, "constant sum");   // both initializers: folded
+  m.node("Mul", {"x", "ab"}, {"y"}, {}, "scale");
+  m.node("Neg", {"x"}, {"unused"}, {}, "dead");            // nothing reads it
+  m.init("a", {2}, {1, 2});
+  m.init("b", {2}, {3, 4});
+  const std::string bytes = m.bytes();
+  const auto model = eo::load_from_memory(bytes.data(), bytes.size());
+  CHECK(model.passes().folded_constants == 1);
+  CHECK(model.passes().removed_nodes == 1);
+  CHECK(model.num_nodes() == 1);
+  CHECK(model.run({from_vector<float>({2, -1})})[0].to_vector<float>() == std::vector<float>{8, -6});
+}
+
+TEST_CASE("onnx run: each intermediate is freed after its last reader") {
+  // x -> Neg -> Neg -> ... (12 nodes) on 4 MiB tensors: kept alive, they would need 13 x 4 MiB.
+  const int64_t n = 1 << 20;
+  ModelBuilder m;
+  m.input("x", {n}).output("v12");
+  for (int i = 1; i <= 12; ++i)
+    m.node("Neg", {i == 1 ? "x" : "v" + std::to_string(i - 1)}, {"v" + std::to_string(i)});
+  const std::string bytes = m.bytes();
+  const auto model = eo::load_from_memory(bytes.data(), bytes.size());
+  const Tensor x = ones({n});
+  const auto y = model.run({x})[0];
+  CHECK(y.to_vector<float>()[123] == 1.0f);
+  const size_t size = static_cast<size_t>(n) * 4;
+  CHECK(model.last_run().peak_bytes <= 4 * size);  // the input, two live values, slack
+}
+
+TEST_CASE("onnx run: profiling times every node and names the kernels it ran") {
+  ModelBuilder m;
+  m.input("x", {1, 2, 5, 5}).output("y");
+  m.node("Conv", {"x", "w"}, {"c"}, {}, "conv");
+  m.node("Sigmoid", {"c"}, {"y"}, {}, "act");
+  m.init("w", {3, 2, 3, 3}, random_values(54, 9));
+  const std::string bytes = m.bytes();
+  auto model = eo::load_from_memory(bytes.data(), bytes.size());
+  model.set_profiling(true);
+  model.run({ones({1, 2, 5, 5})});
+  const auto nodes = model.last_run().nodes;
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[0].node == "conv");
+  REQUIRE(!nodes[0].calls.empty());
+  CHECK(nodes[0].calls[0].find("conv2d") != std::string::npos);
+  model.set_profiling(false);
+  model.run({ones({1, 2, 5, 5})});
+  CHECK(model.last_run().nodes.empty());
+}
