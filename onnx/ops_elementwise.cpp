@@ -38,9 +38,16 @@ Out reciprocal_op(const OpArgs& a) {
 
 Out clip_op(const OpArgs& a) {
   Tensor y = a.input(0);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
   if (a.has("min") || a.has("max"))  // opsets 6 to 10: the bounds are attributes
-    return {clamp(y, a.f("min", -std::numeric_limits<double>::infinity()),
-                  a.f("max", std::numeric_limits<double>::infinity()))};
+    return {clamp(y, a.f("min", -kInf), a.f("max", kInf))};
+  // One pass when the bounds are scalars of a floating input (ReLU6 is Clip(x, 0, 6)).
+  const bool floating = y.dtype() == kFloat32 || y.dtype() == kFloat64 ||
+                        y.dtype() == kFloat16 || y.dtype() == kBFloat16;
+  if (floating && (!a.has_input(1) || a.input(1).numel() == 1) &&
+      (!a.has_input(2) || a.input(2).numel() == 1))
+    return {clamp(y, a.has_input(1) ? a.scalar_input(1) : -kInf,
+                  a.has_input(2) ? a.scalar_input(2) : kInf)};
   if (a.has_input(1)) y = maximum(y, a.input(1));
   if (a.has_input(2)) y = minimum(y, a.input(2));
   return {a.has_input(1) || a.has_input(2) ? y : clone(y)};

@@ -4,14 +4,56 @@
 // the GPU kernels share.
 #include "kernels/kernel_table.h"
 
+#include <algorithm>
+
 #include "kernels/conv2d_direct_math.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
+// Depthwise (groups == C == K: one filter per channel): each output plane is a 2-D stencil of
+// one input plane. Output rows accumulate tap by tap, each tap a multiply-add over the row's
+// range of columns whose input lies inside the image (a loop the compiler vectorises), in the
+// order conv2d_direct_fwd_at sums (bias, then r, then q), so both give the same values.
+template <typename T>
+void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
+  const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t plane = 0; plane < s.n * s.c; ++plane) {
+    const int64_t c = plane % s.c;
+    const T* xp = x + plane * s.h * s.w;
+    const T* wc = w + c * s.r * s.s;
+    T* yp = y + plane * s.oh * s.ow;
+    for (int64_t oh = 0; oh < s.oh; ++oh) {
+      T* row = yp + oh * s.ow;
+      const T b = bias != nullptr ? bias[c] : T(0);
+      for (int64_t ow = 0; ow < s.ow; ++ow) row[ow] = b;
+      for (int64_t r = 0; r < s.r; ++r) {
+        const int64_t ih = oh * s.stride_h - s.pad_h + r * s.dil_h;
+        if (ih < 0 || ih >= s.h) continue;
+        const T* xr = xp + ih * s.w;
+        for (int64_t q = 0; q < s.s; ++q) {
+          // Columns ow with 0 <= ow * stride - pad + q * dil < W.
+          const int64_t off = q * s.dil_w - s.pad_w;
+          const int64_t lo = off >= 0 ? 0 : (-off + s.stride_w - 1) / s.stride_w;
+          const int64_t hi = std::min(s.ow, off >= s.w ? 0 : (s.w - 1 - off) / s.stride_w + 1);
+          const T wv = wc[r * s.s + q];
+          if (s.stride_w == 1) {
+            const T* xs = xr + off;
+            for (int64_t ow = lo; ow < hi; ++ow) row[ow] += xs[ow] * wv;
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) row[ow] += xr[ow * s.stride_w + off] * wv;
+          }
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
+  if (s.groups == s.c && s.k == s.c && s.groups > 1) return fwd_depthwise(s, x, w, bias, y);
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel for schedule(static) collapse(2) if (par)
   for (int64_t n = 0; n < s.n; ++n)

@@ -217,15 +217,12 @@ void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
         else
           return run([](C x) -> C { return x < 0 ? static_cast<C>(-x) : x; });
       case UnaryOp::clamp: {
-        // Integers: lo rounds up, hi rounds down, so the result stays inside [lo, hi].
-        const C lo = clamp_bound<C>(kIsFloat<C> ? prm.lo : std::ceil(prm.lo));
+        // Integers: lo rounds up, hi rounds down, so the result stays inside [lo, hi]. With
+        // lo > hi every element becomes hi (PyTorch's rule). A NaN fails both comparisons and
+        // passes through; the branch-free form vectorises (a test for NaN first did not).
         const C hi = clamp_bound<C>(kIsFloat<C> ? prm.hi : std::floor(prm.hi));
-        return run([lo, hi](C x) -> C {
-          if constexpr (kIsFloat<C>) {
-            if (std::isnan(x)) return x;
-          }
-          return x < lo ? (lo > hi ? hi : lo) : (x > hi ? hi : x);
-        });
+        const C lo = std::min(clamp_bound<C>(kIsFloat<C> ? prm.lo : std::ceil(prm.lo)), hi);
+        return run([lo, hi](C x) -> C { return x < lo ? lo : (x > hi ? hi : x); });
       }
       case UnaryOp::sign:
         return run([](C x) -> C {
@@ -296,7 +293,10 @@ void unary_contig(int64_t n, void* out, const void* a, F f) {
   T* o = static_cast<T*>(out);
   const T* x = static_cast<const T*>(a);
   parallel_range(n, [&](int64_t lo, int64_t len) {
-    for (int64_t i = lo; i < lo + len; ++i) o[i] = f(x[i]);
+    // A local copy: the stores through `o` could alias the functor's captured values (clamp's
+    // bounds) if read through the reference, which keeps the loop from vectorising.
+    const F g = f;
+    for (int64_t i = lo; i < lo + len; ++i) o[i] = g(x[i]);
   });
 }
 
