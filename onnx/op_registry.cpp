@@ -60,7 +60,9 @@ std::vector<std::string> unsupported(const Node& node, int64_t opset) {
     why.push_back(where + ": " + node.op_type + " is supported from opset " +
                   std::to_string(def->since) + ", the model imports opset " +
                   std::to_string(opset));
-  for (const auto& [name, attr] : node.attrs) {
+  for (const auto& kv : node.attrs) {
+    const std::string& name = kv.first;
+    const Attr& attr = kv.second;
     const bool known = std::any_of(def->attrs.begin(), def->attrs.end(),
                                    [&](const char* a) { return name == a; });
     if (!known) why.push_back(where + ": attribute '" + name + "' is not supported");
@@ -119,7 +121,7 @@ void OpArgs::fail(const std::string& message) const {
 }
 
 int64_t normalize_axis(const OpArgs& args, int64_t a, int64_t rank) {
-  if (a < -rank || a >= std::max<int64_t>(rank, 1))
+  if (a < -rank || a >= rank)
     args.fail("axis " + std::to_string(a) + " is outside a rank-" + std::to_string(rank) +
               " tensor");
   return a < 0 ? a + rank : a;

@@ -229,7 +229,7 @@ std::vector<int64_t> spatial_dims(const Tensor& x) {
   return dims;
 }
 
-// Per-channel parameters shaped to broadcast over [N, C, ...].
+// Per-channel parameters shaped to broadcast over [N, C, ...]. requires: rank >= 2.
 Tensor per_channel(const Tensor& t, int64_t rank) {
   Shape s(static_cast<size_t>(rank), 1);
   s[1] = -1;
@@ -241,6 +241,7 @@ Out batch_norm_op(const OpArgs& a) {
   if (a.node.outputs.size() > 1) a.fail("running statistics outputs exist only in training mode");
   const Tensor& x = a.input(0);
   const double eps = a.f("epsilon", 1e-5);
+  if (x.dim() < 2) a.fail("the input must be at least 2-D ([N, C, ...]), got shape " + detail::str_cat(x.shape()));
   if (x.dim() == 4)
     return {batch_norm(x, a.input(1), a.input(2), a.input(3), a.input(4), false, 0.1, eps)};
   const int64_t r = x.dim();

@@ -43,8 +43,15 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
 // ---------------------------------------------------------------------------------------------
 // Basic properties
 
-int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), "stride")]; }
+// A 0-D tensor has no sizes (wrap_dim lets dim 0 through for the ops that take it as "all").
+int64_t Tensor::size(int64_t d) const {
+  EMBER_CHECK_INDEX(dim() > 0, "size: dimension ", d, " of a 0-D tensor (it has no dimensions)");
+  return shape()[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  EMBER_CHECK_INDEX(dim() > 0, "stride: dimension ", d, " of a 0-D tensor (it has no dimensions)");
+  return strides()[wrap_dim(d, dim(), "stride")];
+}
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
