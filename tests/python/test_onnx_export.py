@@ -266,6 +266,41 @@ def test_tensor_operations(tmp_path, rng):
     assert _inferred_output_shape(proto) == ["batch", 5]
 
 
+class Functional(nn.Module):
+    """The functional forms, a 1-D convolution and BatchNorm1d, parameters read in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3)
+        self.conv1d = nn.Conv1d(4, 4, 3, padding=1, padding_mode="replicate")
+        self.bn1d = nn.BatchNorm1d(4)
+        self.norm = nn.LayerNorm(4)
+        self.fc = nn.Linear(4, 3)
+        self.blocks = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+
+    def forward(self, x):
+        y = F.conv2d(F.pad(x, (1, 1, 2, 0), mode="reflect"), self.conv.weight, self.conv.bias,
+                     stride=1, padding=1)
+        y = F.max_pool2d(F.avg_pool2d(y, 2, stride=1), 2, padding=1)
+        y = F.batch_norm(y, self.bn1d.running_mean, self.bn1d.running_var, self.bn1d.weight,
+                         self.bn1d.bias, False, 0.1, 1e-3)
+        for block in self.blocks:
+            y = block(y)
+        z = self.bn1d(self.conv1d(y.flatten(2)))                     # [N, 4, L]
+        z = F.layer_norm(z.permute(0, 2, 1), (4,), self.norm.weight, self.norm.bias)
+        z = F.linear(z, self.fc.weight, self.fc.bias).amax(dim=1)    # [N, 3]
+        w = F.adaptive_avg_pool2d(y, 1).view_as(ember.zeros(y.shape[0], 4, 1))
+        return ember.cat([z, w.squeeze(2), F.log_softmax(z, dim=1)], dim=1)
+
+
+def test_functional_forms(tmp_path, rng):
+    model = Functional()
+    x = _input(rng, 2, 2, 6, 6)
+    _warm_batch_norms(model, x)
+    proto = roundtrip(model, x, tmp_path / "functional.onnx")
+    assert _inferred_output_shape(proto) == ["batch", 10]
+
+
 def test_several_inputs_outputs_and_file_object(tmp_path, rng):
     class Two(nn.Module):
         def __init__(self):
