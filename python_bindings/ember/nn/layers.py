@@ -101,21 +101,27 @@ class SyncBatchNorm(BatchNorm2d):
 class MaxPool2d(CppModule):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
         super().__init__(_C._MaxPool2d(kernel_size, stride or 0, padding, dilation, ceil_mode))
+        _attrs(self, kernel_size=kernel_size, stride=stride or kernel_size, padding=padding,
+               dilation=dilation, ceil_mode=ceil_mode)
 
 
 class AvgPool2d(CppModule):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__(_C._AvgPool2d(kernel_size, stride or 0, padding, ceil_mode, count_include_pad))
+        _attrs(self, kernel_size=kernel_size, stride=stride or kernel_size, padding=padding,
+               ceil_mode=ceil_mode, count_include_pad=count_include_pad)
 
 
 class AdaptiveAvgPool2d(CppModule):
     def __init__(self, output_size):
         super().__init__(_C._AdaptiveAvgPool2d(output_size))
+        _attrs(self, output_size=output_size)
 
 
 class Flatten(CppModule):
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__(_C._Flatten(start_dim, end_dim))
+        _attrs(self, start_dim=start_dim, end_dim=end_dim)
 
 
 class Dropout(CppModule):

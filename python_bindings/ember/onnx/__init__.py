@@ -11,9 +11,9 @@ import numpy as np
 
 from .. import _C
 from .. import _onnx
-from .export import export  # noqa: F401
+from .export import export, UnsupportedOperatorError  # noqa: F401
 
-__all__ = ["load", "InferenceModel", "export"]
+__all__ = ["load", "InferenceModel", "export", "UnsupportedOperatorError"]
 
 
 def _device_str(device):
