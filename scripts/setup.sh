@@ -7,11 +7,17 @@ set -euo pipefail
 EMBER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${1:-${EMBER_BUILD_DIR:-$EMBER_ROOT/build}}"
 
+# What building needs; then what the tests and benchmarks add (PyTorch and ONNX's test data as
+# oracles, clang for the fuzz target). EMBER_SETUP_PACKAGES=build installs the first list only
+# (the Dockerfile's build stage, with -DEMBER_TESTS=OFF -DEMBER_BENCH=OFF).
 packages=(build-essential cmake ninja-build ccache git
-          libeigen3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
-          libboost-context-dev pybind11-dev python3-dev python3-numpy python3-pytest
-          python3-torch libopenmpi-dev openmpi-bin
-          libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx)
+          libeigen3-dev nlohmann-json3-dev libcli11-dev libboost-context-dev
+          pybind11-dev python3-dev python3-numpy libopenmpi-dev openmpi-bin
+          libonnx-dev libprotobuf-dev)
+if [ "${EMBER_SETUP_PACKAGES:-all}" != "build" ]; then
+  packages+=(doctest-dev libbenchmark-dev python3-pytest python3-torch
+             libonnx-testdata python3-onnx clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
