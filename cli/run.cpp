@@ -33,6 +33,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+#ifdef EMBER_WITH_ONNX
 // A random tensor for a declared input: symbolic dims take --batch (the first) or fail.
 Tensor random_input(const onnx::ValueInfo& info, int64_t batch) {
   if (!info.has_shape)
@@ -151,6 +152,13 @@ int run_model(const RunArgs& args) {
   }
   return 0;
 }
+
+#else
+int run_model(const RunArgs&) {
+  EMBER_THROW(Error, "ember run: this build has no ONNX import (CMake found no ONNX or protobuf: ",
+              "install libonnx-dev libprotobuf-dev and rebuild)");
+}
+#endif  // EMBER_WITH_ONNX
 
 }  // namespace
 

@@ -218,7 +218,11 @@ Out pad_op(const OpArgs& a) {
   int64_t first = r;
   for (int64_t d = 0; d < r; ++d) {
     const int64_t lo = pads[d], hi = pads[r + d];
-    x = slice(x, d, std::max<int64_t>(0, -lo), x.size(d) - std::max<int64_t>(0, -hi));
+    const int64_t crop_lo = std::max<int64_t>(0, -lo), crop_hi = std::max<int64_t>(0, -hi);
+    if (crop_lo + crop_hi > x.size(d))
+      a.fail("negative pads remove " + std::to_string(crop_lo + crop_hi) + " elements of axis " +
+             std::to_string(d) + ", which has " + std::to_string(x.size(d)));
+    x = slice(x, d, crop_lo, x.size(d) - crop_hi);
     if ((lo > 0 || hi > 0) && first == r) first = d;
   }
   if (first == r) return {contiguous(x)};

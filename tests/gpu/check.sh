@@ -97,6 +97,12 @@ elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench
   build_status="FAILED (see build.log)"
   grep -E "error|Error" "$LOGS/build.log" | head -30
 fi
+# The ONNX runtime's conformance runner, where the machine has ONNX and protobuf (configure says).
+onnx_built=0
+if [ "$build_status" = "ok" ] && grep -q "ONNX import ON" "$LOGS/configure.log" &&
+    cmake --build "$BUILD" -j "$JOBS" --target onnx_conformance >>"$LOGS/build.log" 2>&1; then
+  onnx_built=1
+fi
 build_s=$((SECONDS - start))
 grep "^-- Ember" "$LOGS/configure.log" 2>/dev/null
 say "build: $build_status (${build_s} s)"
@@ -226,6 +232,58 @@ run_algos resnet50 112 float32
 run_algos vgg16 64 float32
 run_algos resnet50 56 float16
 
+# ONNX models on cuda (docs/onnx.md): the node test suite (Debian's libonnx-testdata) with the
+# same expected failures as on cpu and emu, and the ResNet-style and MobileNet-style models that
+# PyTorch exports (where it is installed) run by `ember run` at batch 32, against PyTorch's eager
+# time on this GPU where PyTorch has CUDA.
+onnx_conf_line="skipped: the build has no ONNX import (libonnx-dev, libprotobuf-dev)"
+onnx_models_line="$onnx_conf_line"
+if [ $onnx_built -eq 1 ] && [ $usable -ne 1 ]; then
+  onnx_conf_line="skipped: $why"
+  onnx_models_line="skipped: $why"
+elif [ $onnx_built -eq 1 ]; then
+  if [ -d /usr/share/libonnx-testdata/data/node ]; then
+    timeout 300 "$BUILD/tests/onnx_conformance" --device cuda \
+      --expected-failures "$ROOT/tests/onnx/expected_failures.txt" >"$LOGS/onnx_conformance.log" 2>&1
+    rc=$?
+    onnx_conf_line="$(tail -1 "$LOGS/onnx_conformance.log")"
+    if [ $rc -ne 0 ]; then
+      bench_ok=0
+      onnx_conf_line="FAILED ($rc): $(grep -c "^UNEXPECTED" "$LOGS/onnx_conformance.log") unexpected results (see onnx_conformance.log); $onnx_conf_line"
+    fi
+  else
+    onnx_conf_line="skipped: no /usr/share/libonnx-testdata (apt-get install libonnx-testdata)"
+  fi
+  if python3 -c "import torch" 2>/dev/null; then
+    onnx_models_line=""
+    for m in resnet mobilenet; do
+      python3 - "$LOGS/onnx_models" "$m" "$ROOT" >"$LOGS/onnx_export_$m.log" 2>&1 <<'PY'
+import sys, time, torch
+out, name, root = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, root + "/tests/onnx")
+import torch_models
+import os; os.makedirs(out, exist_ok=True)
+model = torch_models.export(name, os.path.join(out, name + ".onnx"))
+if torch.cuda.is_available():
+    model = model.cuda()
+    x = torch.randn(32, 3, 32, 32, device="cuda")
+    with torch.no_grad():
+        for _ in range(10): model(x)
+        torch.cuda.synchronize(); t = time.perf_counter()
+        for _ in range(50): model(x)
+        torch.cuda.synchronize()
+    print(f"pytorch eager: {(time.perf_counter() - t) / 50 * 1e3:.3f} ms")
+PY
+      (cd "$ROOT" && timeout 120 "$BUILD/bin/ember" run "$LOGS/onnx_models/$m.onnx" --device cuda \
+        --batch 32 --repeat 50 >"$LOGS/onnx_run_$m.log" 2>&1) || bench_ok=0
+      onnx_models_line+="$m b32: $(grep -m1 "latency" "$LOGS/onnx_run_$m.log" | sed 's/latency over 50 runs: //')"
+      onnx_models_line+=", $(grep -m1 "pytorch eager" "$LOGS/onnx_export_$m.log" || echo "no PyTorch CUDA time"); "
+    done
+  else
+    onnx_models_line="skipped: no PyTorch to export the models"
+  fi
+fi
+
 # One summary row: `label | name`, then the lines of name's log from the first line matching
 # `from` up to the line matching `done`, or the reason there is no table.
 summary_rows() {
@@ -256,6 +314,8 @@ summary_rows() {
   echo "cudnn  | ember algos vgg16 b8 64x64: ${algos_row[vgg16 float32]}"
   echo "half   | ember algos resnet50 b8 56x56 float16: ${algos_row[resnet50 float16]}"
   echo "nccl   | bench_dist --backend nccl, 1 rank: $nccl_line"
+  echo "onnx   | node test suite on cuda: $onnx_conf_line"
+  echo "onnx   | ember run --device cuda: $onnx_models_line"
   summary_rows "bench " bench_gpu "== bench_gpu summary" "^bench_gpu: done"
   summary_rows "ladder" bench_ladder "^== " "^bench_ladder: done"
   summary_rows "conv  " bench_conv_ladder "^== summary" "^bench_conv_ladder: done"
