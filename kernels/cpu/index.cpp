@@ -84,19 +84,17 @@ void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointe
         }
         return;
       }
-      // Check the run's indices first, so that the copy below is a loop with no branch.
+      // One pass with no branch: an index out of range reads row 0 instead and clears
+      // `in_range`; then the run is walked again to report the first such position.
       bool in_range = true;
       for (int64_t j = 0; j < len; ++j) {
-        const int64_t v = ix[j * si];
-        in_range &= v >= -size && v < size;
+        int64_t v = ix[j * si];
+        v += v < 0 ? size : 0;
+        const bool in = static_cast<uint64_t>(v) < static_cast<uint64_t>(size);
+        in_range &= in;
+        o[j * so] = x[j * ss + (in ? v : 0) * stride];
       }
-      if (in_range) {
-        for (int64_t j = 0; j < len; ++j) {
-          const int64_t v = ix[j * si];
-          o[j * so] = x[j * ss + (v < 0 ? v + size : v) * stride];
-        }
-        return;
-      }
+      if (in_range) return;
       for (int64_t j = 0; j < len; ++j) {
         int64_t v = ix[j * si];
         if (v < 0) v += size;
@@ -220,14 +218,47 @@ void scatter(ScatterMode mode, const IndexIteration& it, const IndexedDims& dims
           q += n;
           return;
         }
-        for (int64_t j = 0; j < n; ++j, ++q) {
-          int64_t v = ix[j * si];
-          if (v < 0) v += size;
-          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size))
-            lower_fault(fault, full(q));
-          else
-            combine(mode, d + j * sd + v * stride, x[j * ss]);
+        // The run's indices checked first (a loop that vectorises), so that the writes below
+        // are a loop with no branch; the mode is chosen once per run, so that the loop is a
+        // plain indexed add or store. A run with an index out of range takes the checked loop.
+        int64_t outside = 0;  // an integer OR, so that the unit-stride loop vectorises
+        if (si == 1) {
+          for (int64_t j = 0; j < n; ++j) outside |= (ix[j] < -size) | (ix[j] >= size);
+        } else {
+          for (int64_t j = 0; j < n; ++j) outside |= (ix[j * si] < -size) | (ix[j * si] >= size);
         }
+        const bool in_range = outside == 0;
+        auto each = [&](auto write) {
+          if (in_range) {
+            if (sd == 0 && si == 1 && ss == 1) {  // scatter along a row: the common layout
+              T* row = d;
+              for (int64_t j = 0; j < n; ++j) {
+                const int64_t v = ix[j];
+                write(row + (v + (v < 0 ? size : 0)) * stride, x[j]);
+              }
+            } else {
+              for (int64_t j = 0; j < n; ++j) {
+                const int64_t v = ix[j * si];
+                write(d + j * sd + (v + (v < 0 ? size : 0)) * stride, x[j * ss]);
+              }
+            }
+            q += n;
+            return;
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t v = ix[j * si];
+            if (v < 0) v += size;
+            if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size))
+              lower_fault(fault, full(q + j));
+            else
+              write(d + j * sd + v * stride, x[j * ss]);
+          }
+          q += n;
+        };
+        if (mode == ScatterMode::assign)
+          each([](T* target, T v) { *target = v; });
+        else
+          each([](T* target, T v) { combine(ScatterMode::add, target, v); });
         return;
       }
       for (int64_t j = 0; j < n; ++j, ++q) {
