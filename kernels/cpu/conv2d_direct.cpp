@@ -5,6 +5,7 @@
 #include "kernels/kernel_table.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/conv2d_direct_math.h"
 #include "kernels/cpu/loops.h"
@@ -12,38 +13,75 @@
 namespace ember::kernels::cpu {
 namespace {
 
+// a[0..n) += w * src[0..n): the inner loop of the depthwise stencil (restrict: no alias test).
+template <typename T>
+inline void axpy_row(T* __restrict a, const T* __restrict src, T w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] += src[i] * w;
+}
+
 // Depthwise (groups == C == K: one filter per channel): each output plane is a 2-D stencil of
-// one input plane. Output rows accumulate tap by tap, each tap a multiply-add over the row's
-// range of columns whose input lies inside the image (a loop the compiler vectorises), in the
-// order conv2d_direct_fwd_at sums (bias, then r, then q), so both give the same values.
+// one input plane. The plane is first copied into a zero-bordered buffer holding every position
+// a window reaches, so the taps need no bounds tests; with stride 2 the copy splits each row
+// into its even and odd columns, so every tap reads consecutive elements. Each output row then
+// accumulates tap by tap in a loop over its columns that the compiler vectorises, in the order
+// conv2d_direct_fwd_at sums (bias, then r, then q). Other strides read the columns strided.
 template <typename T>
 void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
+  // The bordered plane: rows and columns from -pad up to the last one a window reaches.
+  const int64_t ph = (s.oh - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1;
+  const int64_t pw = (s.ow - 1) * s.stride_w + (s.s - 1) * s.dil_w + 1;
+  const bool split = s.stride_w == 2;
+  const int64_t half = (pw + 1) / 2;  // columns of each of the even and odd parts
+  const int64_t row_len = split ? 2 * half : pw;
+  // The input columns [c0, c1) land at bordered columns [c0 + pad, c1 + pad).
+  const int64_t c0 = std::max<int64_t>(0, -s.pad_w), c1 = std::min(s.w, pw - s.pad_w);
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (par)
-  for (int64_t plane = 0; plane < s.n * s.c; ++plane) {
-    const int64_t c = plane % s.c;
-    const T* xp = x + plane * s.h * s.w;
-    const T* wc = w + c * s.r * s.s;
-    T* yp = y + plane * s.oh * s.ow;
-    for (int64_t oh = 0; oh < s.oh; ++oh) {
-      T* row = yp + oh * s.ow;
+#pragma omp parallel if (par)
+  {
+    std::vector<T> plane(static_cast<size_t>(ph * row_len)), bordered(static_cast<size_t>(2 * half));
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < s.n * s.c; ++p) {
+      const int64_t c = p % s.c;
+      const T* xp = x + p * s.h * s.w;
+      const T* wc = w + c * s.r * s.s;
+      for (int64_t row = 0; row < ph; ++row) {
+        T* dst = plane.data() + row * row_len;
+        const int64_t i = row - s.pad_h;
+        if (i < 0 || i >= s.h || c1 <= c0) {
+          std::fill(dst, dst + row_len, T(0));
+          continue;
+        }
+        const T* src = xp + i * s.w;
+        // The bordered row, then (stride 2) its even and odd columns, in loops with no branch.
+        T* row_out = split ? bordered.data() : dst;
+        std::fill(row_out, row_out + c0 + s.pad_w, T(0));
+        std::copy(src + c0, src + c1, row_out + c0 + s.pad_w);
+        std::fill(row_out + c1 + s.pad_w, row_out + (split ? 2 * half : pw), T(0));
+        if (split) {
+          const T* in = bordered.data();
+          for (int64_t k = 0; k < half; ++k) {
+            dst[k] = in[2 * k];
+            dst[half + k] = in[2 * k + 1];
+          }
+        }
+      }
+      T* yp = y + p * s.oh * s.ow;
       const T b = bias != nullptr ? bias[c] : T(0);
-      for (int64_t ow = 0; ow < s.ow; ++ow) row[ow] = b;
-      for (int64_t r = 0; r < s.r; ++r) {
-        const int64_t ih = oh * s.stride_h - s.pad_h + r * s.dil_h;
-        if (ih < 0 || ih >= s.h) continue;
-        const T* xr = xp + ih * s.w;
-        for (int64_t q = 0; q < s.s; ++q) {
-          // Columns ow with 0 <= ow * stride - pad + q * dil < W.
-          const int64_t off = q * s.dil_w - s.pad_w;
-          const int64_t lo = off >= 0 ? 0 : (-off + s.stride_w - 1) / s.stride_w;
-          const int64_t hi = std::min(s.ow, off >= s.w ? 0 : (s.w - 1 - off) / s.stride_w + 1);
-          const T wv = wc[r * s.s + q];
-          if (s.stride_w == 1) {
-            const T* xs = xr + off;
-            for (int64_t ow = lo; ow < hi; ++ow) row[ow] += xs[ow] * wv;
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) row[ow] += xr[ow * s.stride_w + off] * wv;
+      for (int64_t oh = 0; oh < s.oh; ++oh) {
+        T* out = yp + oh * s.ow;
+        std::fill(out, out + s.ow, b);
+        for (int64_t r = 0; r < s.r; ++r) {
+          const T* in = plane.data() + (oh * s.stride_h + r * s.dil_h) * row_len;
+          for (int64_t q = 0; q < s.s; ++q) {
+            const T wv = wc[r * s.s + q];
+            const int64_t col = q * s.dil_w;
+            if (split) {
+              axpy_row(out, in + (col & 1) * half + col / 2, wv, s.ow);
+            } else if (s.stride_w == 1) {
+              axpy_row(out, in + col, wv, s.ow);
+            } else {
+              for (int64_t ow = 0; ow < s.ow; ++ow) out[ow] += in[ow * s.stride_w + col] * wv;
+            }
           }
         }
       }
