@@ -24,6 +24,22 @@ std::map<std::string, int> readers(const Graph& g) {
   return n;
 }
 
+// The node that produces each value.
+std::map<std::string, size_t> producers(const Graph& g) {
+  std::map<std::string, size_t> p;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& out : g.nodes[i].outputs) p[out] = i;
+  return p;
+}
+
+// g without the nodes whose positions are in `dropped`.
+void drop_nodes(Graph& g, const std::set<size_t>& dropped) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped.count(i)) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
 bool all_constant(const Node& node, const Graph& g) {
   for (const auto& in : node.inputs)
     if (!in.empty() && !g.initializers.count(in)) return false;
@@ -54,9 +70,7 @@ int fold_constants(Graph& g, Device device) {
 // a constant: the batch norm becomes the conv's weights and bias (nn/fuse.h has the algebra).
 int fold_batch_norms(Graph& g) {
   auto uses = readers(g);
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& out : g.nodes[i].outputs) producer[out] = i;
+  const auto producer = producers(g);
   std::set<size_t> dropped;
   int folded = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -89,19 +103,14 @@ int fold_batch_norms(Graph& g) {
     dropped.insert(i);
     ++folded;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped.count(i)) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  drop_nodes(g, dropped);
   return folded;
 }
 
 // Conv -> Relu, the conv's output read by the relu only: the conv applies it.
 int fuse_relus(Graph& g) {
   auto uses = readers(g);
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& out : g.nodes[i].outputs) producer[out] = i;
+  const auto producer = producers(g);
   std::set<size_t> dropped;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& relu = g.nodes[i];
@@ -114,10 +123,7 @@ int fuse_relus(Graph& g) {
     conv.outputs[0] = relu.outputs[0];
     dropped.insert(i);
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped.count(i)) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  drop_nodes(g, dropped);
   return static_cast<int>(dropped.size());
 }
 

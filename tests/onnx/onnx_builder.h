@@ -4,10 +4,21 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 namespace ember::onnx_test {
+
+// n values from N(0, 1), reproducible from `seed`.
+inline std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
 
 using Attrs = std::vector<::onnx::AttributeProto>;
 

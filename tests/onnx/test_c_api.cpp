@@ -16,6 +16,7 @@
 #include "onnx_builder.h"
 
 using ember::onnx_test::ModelBuilder;
+using ember::onnx_test::random_values;
 
 namespace {
 
@@ -49,14 +50,6 @@ std::string add_relu_model() {
   m.node("Add", {"a", "b"}, {"z"}, {}, "add");
   m.node("Relu", {"z"}, {"y"}, {}, "relu");
   return m.bytes();
-}
-
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
 }
 
 template <typename T>

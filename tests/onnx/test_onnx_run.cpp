@@ -13,16 +13,9 @@
 using namespace ember;
 namespace eo = ember::onnx;  // ::onnx is the protobuf classes
 using onnx_test::ModelBuilder;
+using onnx_test::random_values;
 
 namespace {
-
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
-}
 
 // relu(batch_norm(conv2d(x, w, b))) for x [1, C, H, W], w [K, C, 3, 3], padding 1, in float64.
 std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& w,
