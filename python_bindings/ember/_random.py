@@ -1,11 +1,8 @@
 """Random generators and the host-side random choices data loading needs: ember.Generator (a
-seeded Philox stream, runtime/rng.h), ember.manual_seed, randperm and randint (as PyTorch's), and
-the weighted draws of WeightedRandomSampler.
-
-randperm and randint are computed on the host from the generator's uniform draws (argsort of
-float64 keys for a permutation, floor(low + u * (high - low)) for integers) and then moved to the
-device asked for; they do not reproduce PyTorch's numbers for the same seed (a different
-generator), but are reproducible from Ember's."""
+seeded Philox stream, runtime/rng.h), ember.manual_seed, and the weighted draws of
+WeightedRandomSampler. randperm and randint are ember.randperm and ember.randint (_ops.py),
+drawn on the device from a generator's stream; they do not reproduce PyTorch's numbers for the
+same seed (a different generator), but are reproducible from Ember's."""
 import os
 
 import numpy as np
@@ -80,45 +77,6 @@ def _draw_seed(generator=None):
     """A seed drawn from `generator` (the default one when None), as PyTorch's samplers and
     loaders draw theirs."""
     return int(_uniform(1, generator)[0] * 2**53)
-
-
-def _finish(values, dtype, device, requires_grad=False):
-    t = _C.tensor(values, dtype=dtype or _C.int64)
-    if device is not None:
-        t = t.to(device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of 0, ..., n - 1 (int64 by default)."""
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
-    keys = _uniform(n, generator)
-    return _finish(np.argsort(keys, kind="stable").astype(np.int64), dtype, device, requires_grad)
-
-
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-            low=None, high=None):
-    """randint(high, size) or randint(low, high, size): integers uniform in [low, high)."""
-    pos = list(args)
-    if size is None and pos and isinstance(pos[-1], (tuple, list)):
-        size = pos.pop()
-    if high is None:
-        high = pos.pop() if pos else None
-    if low is None:
-        low = pos.pop() if pos else 0
-    if high is None or size is None or pos:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
-    if not low < high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
-    size = tuple(size)
-    n = int(np.prod(size)) if size else 1
-    u = _uniform(n, generator)
-    v = np.minimum(low + np.floor(u * (high - low)), high - 1).astype(np.int64).reshape(size)
-    return _finish(v, dtype, device, requires_grad)
 
 
 def _multinomial(weights, num_samples, replacement, generator):

@@ -98,7 +98,7 @@ def random_split(dataset, lengths, generator=None):
     """Splits `dataset` into non-overlapping Subsets of the given lengths, or of the given
     fractions of its length (the remainder spread one by one from the first split), in a random
     order drawn from `generator` (the default generator when None)."""
-    from ..._random import randperm
+    from ..._ops import randperm
     lengths = list(lengths)
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

@@ -2,7 +2,8 @@
 order. The random ones draw from an ember.Generator (Philox): a seeded one, or one seeded from
 the default generator at each pass (so ember.manual_seed makes a run reproducible)."""
 from ... import _C
-from ..._random import Generator, _draw_seed, _multinomial, randint, randperm
+from ..._ops import randint, randperm
+from ..._random import Generator, _draw_seed, _multinomial
 
 
 class Sampler:
