@@ -152,6 +152,9 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
     calls->clear();
     std::vector<Tensor> in;
     for (int s : step.in) in.push_back(s < 0 ? Tensor() : v[s]);
+    // The values this node reads last leave their slots first, so that an input nothing else
+    // holds can take the node's result (OpArgs::owned).
+    for (int s : step.release) v[s] = Tensor();
     std::vector<Tensor> out = run_node(*step.node, m.g.opset, m.device, std::move(in));
     for (size_t k = 0; k < step.out.size(); ++k) {
       if (step.out[k] < 0) continue;
@@ -160,7 +163,6 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
                     " ('", step.node->outputs[k], "') is not produced by Ember's ", step.node->op_type);
       v[step.out[k]] = std::move(out[k]);
     }
-    for (int s : step.release) v[s] = Tensor();
     if (profiling) {
       if (gpu) gpu::backend(m.device).device_synchronize(m.device.index);
       stats.nodes.push_back({step.node->name, step.node->op_type, ms_since(t_node), *calls});

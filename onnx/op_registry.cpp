@@ -76,6 +76,13 @@ std::vector<std::string> unsupported(const Node& node, int64_t opset) {
   return why;
 }
 
+bool OpArgs::owned(size_t k) const {
+  if (!has_input(k)) return false;
+  const Tensor& t = in[k];
+  return t.impl_ptr().use_count() == 1 && t.storage().use_count() == 1 && t.is_contiguous() &&
+         t.impl()->autograd == nullptr;
+}
+
 const Tensor& OpArgs::input(size_t k) const {
   if (!has_input(k)) fail("input " + std::to_string(k) + " is required");
   return in[k];

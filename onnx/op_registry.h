@@ -21,6 +21,10 @@ struct OpArgs {
   std::vector<Tensor> in;
 
   bool has_input(size_t k) const { return k < in.size() && in[k].defined(); }
+  // Whether the op may write its result into input k: this node is the value's last reader (the
+  // graph let go of it), nothing else shares its storage, it is contiguous and has no autograd
+  // history. Graph inputs, outputs and constants are never owned.
+  bool owned(size_t k) const;
   // requires: has_input(k) (FormatError naming the node otherwise).
   const Tensor& input(size_t k) const;
   // An integer input (shapes, axes, pads...) read to the host.

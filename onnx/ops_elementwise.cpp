@@ -10,6 +10,8 @@
 #include "autograd/math.h"
 #include "autograd/softmax.h"
 #include "onnx/op_registry.h"
+#include "ops/activation.h"
+#include "ops/elementwise.h"
 
 namespace ember::onnx {
 namespace {
@@ -36,18 +38,42 @@ Out reciprocal_op(const OpArgs& a) {
   return {div(ones({}, TensorOptions(x.dtype(), x.device())), x)};
 }
 
+// Each of Clip, Relu and Add writes into its first input where the node owns it
+// (OpArgs::owned: the graph's last reader of a value nothing else shares), saving a tensor's
+// allocation and a pass over new memory.
+
+// clamp(x, lo, hi), in place when owned.
+Tensor clamp_owned(const OpArgs& a, double lo, double hi) {
+  return a.owned(0) ? ops::clamp_(a.input(0), lo, hi) : clamp(a.input(0), lo, hi);
+}
+
+Out relu_op(const OpArgs& a) {
+  const Tensor& x = a.input(0);
+  return {a.owned(0) && is_floating(x.dtype()) ? ops::relu_(x) : relu(x)};
+}
+
+// x + y, written into whichever input the node owns that has the result's shape and dtype.
+Out add_op(const OpArgs& a) {
+  const Tensor &x = a.input(0), &y = a.input(1);
+  if (x.dtype() == kUInt8) return {to(add(to(x, kInt32), to(y, kInt32)), kUInt8)};
+  if (x.dtype() == y.dtype() && x.shape() == y.shape()) {  // ONNX: one type; the common case
+    if (a.owned(0)) return {ops::add_(x, y)};
+    if (a.owned(1)) return {ops::add_(y, x)};  // x + y == y + x, exactly
+  }
+  return {add(x, y)};
+}
+
 Out clip_op(const OpArgs& a) {
-  Tensor y = a.input(0);
+  const Tensor& x = a.input(0);  // a reference: a copy would keep the input from being owned
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (a.has("min") || a.has("max"))  // opsets 6 to 10: the bounds are attributes
-    return {clamp(y, a.f("min", -kInf), a.f("max", kInf))};
+    return {clamp_owned(a, a.f("min", -kInf), a.f("max", kInf))};
   // One pass when the bounds are scalars of a floating input (ReLU6 is Clip(x, 0, 6)).
-  const bool floating = y.dtype() == kFloat32 || y.dtype() == kFloat64 ||
-                        y.dtype() == kFloat16 || y.dtype() == kBFloat16;
-  if (floating && (!a.has_input(1) || a.input(1).numel() == 1) &&
+  if (is_floating(x.dtype()) && (!a.has_input(1) || a.input(1).numel() == 1) &&
       (!a.has_input(2) || a.input(2).numel() == 1))
-    return {clamp(y, a.has_input(1) ? a.scalar_input(1) : -kInf,
-                  a.has_input(2) ? a.scalar_input(2) : kInf)};
+    return {clamp_owned(a, a.has_input(1) ? a.scalar_input(1) : -kInf,
+                        a.has_input(2) ? a.scalar_input(2) : kInf)};
+  Tensor y = x;
   if (a.has_input(1)) y = maximum(y, a.input(1));
   if (a.has_input(2)) y = minimum(y, a.input(2));
   return {a.has_input(1) || a.has_input(2) ? y : clone(y)};
@@ -131,7 +157,7 @@ Out mean_op(const OpArgs& a) {
 
 void add_elementwise_ops(std::vector<OpDef>& ops) {
   ops.insert(ops.end(), {
-    EMBER_BINARY_U8("Add", add, 7), EMBER_BINARY_U8("Sub", sub, 7), EMBER_BINARY_U8("Mul", mul, 7),
+    OpDef{"Add", 7, {}, add_op}, EMBER_BINARY_U8("Sub", sub, 7), EMBER_BINARY_U8("Mul", mul, 7),
     OpDef{"Div", 7, {}, div_op}, OpDef{"Pow", 12, {}, pow_op},
     EMBER_BINARY("Equal", eq, 7), EMBER_BINARY("Less", lt, 7), EMBER_BINARY("Greater", gt, 7),
     EMBER_BINARY("LessOrEqual", le, 12), EMBER_BINARY("GreaterOrEqual", ge, 12),
@@ -139,7 +165,7 @@ void add_elementwise_ops(std::vector<OpDef>& ops) {
     EMBER_UNARY("Abs", abs, 6), EMBER_UNARY("Neg", neg, 6), EMBER_UNARY("Erf", erf, 9),
     EMBER_UNARY("Floor", floor, 6), EMBER_UNARY("Ceil", ceil, 6), EMBER_UNARY("Sign", sign, 9),
     EMBER_UNARY("Sin", sin, 7), EMBER_UNARY("Cos", cos, 7), EMBER_UNARY("Not", logical_not, 1),
-    EMBER_UNARY("Relu", relu, 6), EMBER_UNARY("Sigmoid", sigmoid, 6), EMBER_UNARY("Tanh", tanh, 6),
+    OpDef{"Relu", 6, {}, relu_op}, EMBER_UNARY("Sigmoid", sigmoid, 6), EMBER_UNARY("Tanh", tanh, 6),
     EMBER_UNARY("HardSwish", hardswish, 14),
     OpDef{"Reciprocal", 6, {}, reciprocal_op},
     OpDef{"Identity", 1, {}, [](const OpArgs& a) -> Out { return {a.input(0)}; }},

@@ -12,11 +12,16 @@ using kernels::Activation;
 
 namespace {
 
-Tensor forward(Activation a, const char* op, const Tensor& x_in, kernels::ActivationParams p = {}) {
+// in_place: y is x_in itself, which must be contiguous.
+Tensor forward(Activation a, const char* op, const Tensor& x_in, kernels::ActivationParams p = {},
+               bool in_place = false) {
   check_floating(op, x_in);
+  EMBER_CHECK_VALUE(!in_place || x_in.is_contiguous(), op,
+                    ": expected a contiguous tensor to write in place, got strides ",
+                    x_in.strides(), " for shape ", x_in.shape());
   const Tensor x = x_in.contiguous();
   const Device dev = x.device();
-  Tensor y = empty(x.shape(), {x.dtype(), dev});
+  Tensor y = in_place ? x : empty(x.shape(), {x.dtype(), dev});
   if (y.numel() == 0) return y;
   run_activation_forward(dev, a, p, x.dtype(), y.numel(), x.data_ptr(), y.data_ptr(), [&](bool) {
     kernels_for(dev).activation_fwd(a, x.dtype(), p, y.numel(), x.data_ptr(), y.data_ptr(),
@@ -74,6 +79,9 @@ Activation gelu_kind(GeluApproximate a) {
 
 Tensor relu(const Tensor& x) {
   return forward(Activation::relu, "relu", x);
+}
+Tensor relu_(const Tensor& x) {
+  return forward(Activation::relu, "relu_", x, {}, /*in_place=*/true);
 }
 Tensor leaky_relu(const Tensor& x, double slope) {
   return forward(Activation::leaky_relu, "leaky_relu", x, alpha(slope));

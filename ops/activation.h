@@ -18,6 +18,8 @@ enum class GeluApproximate { None, Tanh };
 namespace ember::ops {
 
 Tensor relu(const Tensor& x);                               // max(x, 0)
+// relu written into x, for a caller that owns it; returns x. ValueError unless x is contiguous.
+Tensor relu_(const Tensor& x);
 Tensor leaky_relu(const Tensor& x, double negative_slope);  // x > 0 ? x : slope * x
 Tensor sigmoid(const Tensor& x);                            // 1 / (1 + exp(-x))
 Tensor tanh(const Tensor& x);

@@ -120,7 +120,7 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
   if (x.size(1) == 0) {
     y.fill_(0.0);
     if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
-    return relu ? ops::relu(y) : y;
+    return relu ? ops::relu_(y) : y;
   }
   // Half keys too (Note [Half convolutions] in ops/conv2d_half.cpp): relu after the one rounding
   // is the rounding of relu, as it keeps signs and zero.
@@ -131,7 +131,7 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     return y;
   run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
                    y.data_ptr());
-  return relu ? ops::relu(y) : y;
+  return relu ? ops::relu_(y) : y;  // y is new: relu in place
 }
 
 }  // namespace

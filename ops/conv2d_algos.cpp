@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -113,8 +114,9 @@ class Direct final : public ConvAlgo {
   double cost(const ConvKey& k) const override {
     const double macs = static_cast<double>(k.shape.macs());
     if (is_gpu(k.device_type)) return 10.0 + work(k, false).flops / 100.0;
-    // The cpu's depthwise forward runs row-wise multiply-adds the compiler vectorises
-    // (kernels/cpu/conv2d_direct.cpp, fwd_depthwise): measured about 8x the scalar loops.
+    // The cpu's depthwise forward accumulates blocks of outputs in vector registers
+    // (kernels/cpu/conv2d_direct.cpp, Note [Polyphase depthwise]): at least 8x the scalar loops,
+    // enough to rank it first for every depthwise shape.
     const ConvShape& s = k.shape;
     if (k.direction == ConvDirection::forward && s.groups > 1 && s.groups == s.c && s.k == s.c)
       return macs / (4.0 * threads());
@@ -174,7 +176,14 @@ class ImplicitGemm final : public ConvAlgo {
   // cost per launch (split-K's second kernel too).
   double cost(const ConvKey& k) const override {
     const ConvShape& s = k.shape;
-    if (!is_gpu(k.device_type)) return 1000.0 + kc::conv2d_implicit_gemm_work(s, k.direction);
+    if (!is_gpu(k.device_type)) {
+      // AVX2's units measured at about twice the rate of the fit (which was AVX-512's): on AMD
+      // EPYC (two FMA pipes) the kernels ran 1.5-1.9x im2col_gemm's speed where the counted work
+      // was equal (docs/conv.md, "AVX2 and the implicit GEMM's cost").
+      const char* isa = kc::conv2d_implicit_gemm_isa();
+      const double unit = isa != nullptr && std::strcmp(isa, "avx2") == 0 ? 0.55 : 1.0;
+      return 1000.0 + unit * kc::conv2d_implicit_gemm_work(s, k.direction);
+    }
     const ConvWork w = work(k, false);
     return 20.0 * double(std::max<int64_t>(w.launches, 1)) + w.flops / 800.0;
   }

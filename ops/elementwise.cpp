@@ -70,7 +70,17 @@ void run_binary(BinaryOp op, DType t, const Tensor& out, Tensor a, Tensor b) {
   k.binary_strided(op, t, index, out.data_ptr(), a.data_ptr(), b.data_ptr(), stream_of(dev));
 }
 
-Tensor binary(BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b_in) {
+// The result of an in-place op is `a` itself: it must be contiguous and keep its dtype.
+void check_in_place(const char* name, const Tensor& a, DType result) {
+  EMBER_CHECK_VALUE(a.is_contiguous(), name, ": expected a contiguous tensor to write in place, got ",
+                    "strides ", a.strides(), " for shape ", a.shape());
+  EMBER_CHECK_DTYPE(result == a.dtype(), name, ": the result's dtype ", result,
+                    " cannot be written into a tensor of dtype ", a.dtype());
+}
+
+// in_place: the result is written into a_in (check_in_place), which must have the broadcast shape.
+Tensor binary(BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b_in,
+              bool in_place = false) {
   const Device dev = check_same_device(name, {&a_in, &b_in});
   DType t = promote_types(a_in.dtype(), b_in.dtype());
   if (op == BinaryOp::div && !is_floating(t)) t = kFloat32;  // true division
@@ -79,8 +89,14 @@ Tensor binary(BinaryOp op, const char* name, const Tensor& a_in, const Tensor& b
                     b_in.dtype(), "); convert one to an integer or floating dtype");
   check_compute_dtype(name, t, dev);
   const Shape shape = broadcast_shapes(a_in.shape(), b_in.shape(), name);
+  const DType result = kernels::is_comparison(op) ? kBool : t;
+  if (in_place) {
+    check_in_place(name, a_in, result);
+    EMBER_CHECK_SHAPE(shape == a_in.shape(), name, ": the result's shape ", shape,
+                      " cannot be written into a tensor of shape ", a_in.shape());
+  }
   const Tensor a = as_dtype(a_in, t), b = as_dtype(b_in, t);
-  Tensor out = empty(shape, {kernels::is_comparison(op) ? kBool : t, dev});
+  Tensor out = in_place ? a_in : empty(shape, {result, dev});
   if (out.numel() > 0) run_binary(op, t, out, a, b);
   return out;
 }
@@ -90,16 +106,18 @@ Tensor binary_scalar(BinaryOp op, const char* name, const Tensor& a, double v) {
 }
 
 // Floating-only unary ops turn integer and bool input into float32, as PyTorch does.
+// in_place: the result is written into a_in (check_in_place).
 Tensor unary(UnaryOp op, const char* name, const Tensor& a_in, bool floating,
-             kernels::UnaryParams params = {}) {
+             kernels::UnaryParams params = {}, bool in_place = false) {
   const Device dev = a_in.device();
   EMBER_CHECK_DTYPE(floating || a_in.dtype() != kBool, name,
                     ": not supported for bool tensors (got ", a_in.dtype(), " of shape ",
                     a_in.shape(), "); expected a numeric dtype");
   const DType t = floating && !is_floating(a_in.dtype()) ? kFloat32 : a_in.dtype();
   check_compute_dtype(name, t, dev);
+  if (in_place) check_in_place(name, a_in, t);
   Tensor a = as_dtype(a_in, t);
-  Tensor out = empty(a.shape(), {t, dev});
+  Tensor out = in_place ? a_in : empty(a.shape(), {t, dev});
   if (out.numel() == 0) return out;
   const kernels::KernelTable& k = kernels_for(dev);
   StridedIndex<1> index;
@@ -216,6 +234,14 @@ Tensor clamp(const Tensor& a, double lo, double hi) {
   EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi), "clamp: bounds must not be NaN, got [", lo,
                     ", ", hi, "]");
   return unary(UnaryOp::clamp, "clamp", a, false, {lo, hi});
+}
+Tensor clamp_(const Tensor& a, double lo, double hi) {
+  EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi), "clamp_: bounds must not be NaN, got [",
+                    lo, ", ", hi, "]");
+  return unary(UnaryOp::clamp, "clamp_", a, false, {lo, hi}, /*in_place=*/true);
+}
+Tensor add_(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::add, "add_", a, b, /*in_place=*/true);
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) {

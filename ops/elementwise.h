@@ -62,6 +62,13 @@ Tensor erf(const Tensor& a);
 // NaN bounds raise ValueError. Integer tensors keep their dtype (bounds round inwards).
 Tensor clamp(const Tensor& a, double lo, double hi);
 
+// In place, for a caller that owns `a` (a graph's intermediate): a = clamp(a, lo, hi) and
+// a = a + b (b broadcast to a's shape); returns a.
+// requires: a contiguous, its dtype the result's (ValueError, DTypeError otherwise); for add_,
+//           the broadcast shape a's own (ShapeError otherwise).
+Tensor clamp_(const Tensor& a, double lo, double hi);
+Tensor add_(const Tensor& a, const Tensor& b);
+
 // Comparisons (result bool).
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);

@@ -13,78 +13,102 @@
 namespace ember::kernels::cpu {
 namespace {
 
-// a[0..n) += w * src[0..n): the inner loop of the depthwise stencil (restrict: no alias test).
-template <typename T>
-inline void axpy_row(T* __restrict a, const T* __restrict src, T w, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) a[i] += src[i] * w;
-}
+// The widest vector register the build's -march offers, in bytes.
+#if defined(__AVX512F__)
+constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+constexpr int kVectorBytes = 32;
+#else
+constexpr int kVectorBytes = 16;
+#endif
 
 // Depthwise (groups == C == K: one filter per channel): each output plane is a 2-D stencil of
-// one input plane. The plane is first copied into a zero-bordered buffer holding every position
-// a window reaches, so the taps need no bounds tests; with stride 2 the copy splits each row
-// into its even and odd columns, so every tap reads consecutive elements. Each output row then
-// accumulates tap by tap in a loop over its columns that the compiler vectorises, in the order
-// conv2d_direct_fwd_at sums (bias, then r, then q). Other strides read the columns strided.
+// one input plane, computed as a 1-D stencil (Note [Polyphase depthwise]).
+//
+// Note [Polyphase depthwise]
+// The input plane is copied into a zero-bordered buffer that holds every position a window
+// reaches, split by stride into its phases: phase (a, b) holds the bordered rows a, a + sh, ...
+// and columns b, b + sw, ..., as a plane of hp x wp. Tap (r, q) of output (oh, ow) then reads
+// phase ((r dh) mod sh, (q dw) mod sw) at row oh + (r dh) div sh, column ow + (q dw) div sw: with
+// the output laid out wp wide, output i = oh wp + ow reads element i + offset(r, q) of the
+// phase buffer, whatever the stride or dilation. So every output is a sum of R S products at
+// fixed offsets, and the loop runs over blocks of kLanes consecutive outputs (the vector
+// registers) with the taps inside, storing each block once. The columns ow >= OW of the wide
+// output are not outputs (their windows run past the border) and are dropped in the copy out.
+// The border is the same for every plane, so each thread zeroes its buffer once and per plane
+// copies in only the input's own elements. Sums in conv2d_direct_fwd_at's order: bias, then r,
+// then q.
 template <typename T>
 void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
+  // kLanes consecutive outputs: two vectors of GCC's vector extension, as wide as the build's
+  // registers (so no vector is split into halves through the integer registers), aligned as T
+  // (the loads start anywhere). Two accumulators keep two FMA chains in flight.
+  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T))));
+  constexpr int64_t kVec = kVectorBytes / sizeof(T), kLanes = 2 * kVec;
+  const int64_t sh = s.stride_h, sw = s.stride_w;
   // The bordered plane: rows and columns from -pad up to the last one a window reaches.
-  const int64_t ph = (s.oh - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1;
-  const int64_t pw = (s.ow - 1) * s.stride_w + (s.s - 1) * s.dil_w + 1;
-  const bool split = s.stride_w == 2;
-  const int64_t half = (pw + 1) / 2;  // columns of each of the even and odd parts
-  const int64_t row_len = split ? 2 * half : pw;
-  // The input columns [c0, c1) land at bordered columns [c0 + pad, c1 + pad).
+  const int64_t ph = (s.oh - 1) * sh + (s.r - 1) * s.dil_h + 1;
+  const int64_t pw = (s.ow - 1) * sw + (s.s - 1) * s.dil_w + 1;
+  const int64_t hp = (ph + sh - 1) / sh, wp = (pw + sw - 1) / sw;  // one phase
+  const int64_t phase = hp * wp;
+  std::vector<int64_t> offset(static_cast<size_t>(s.r * s.s));
+  for (int64_t r = 0; r < s.r; ++r)
+    for (int64_t q = 0; q < s.s; ++q) {
+      const int64_t dr = r * s.dil_h, dq = q * s.dil_w;
+      offset[r * s.s + q] = ((dr % sh) * sw + dq % sw) * phase + (dr / sh) * wp + dq / sw;
+    }
+  const int64_t wide = (s.oh * wp + kLanes - 1) / kLanes * kLanes;  // the wide output, blocked
+  // Reads of the last block run past the phases by less than a block and a row plus a window.
+  const int64_t buffer = sh * sw * phase + wide + wp + s.s * s.dil_w;
+  // The input rows and columns that land inside the bordered plane.
+  const int64_t i0 = std::max<int64_t>(0, -s.pad_h), i1 = std::min(s.h, ph - s.pad_h);
   const int64_t c0 = std::max<int64_t>(0, -s.pad_w), c1 = std::min(s.w, pw - s.pad_w);
+  const int64_t taps = s.r * s.s;
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel if (par)
   {
-    std::vector<T> plane(static_cast<size_t>(ph * row_len)), bordered(static_cast<size_t>(2 * half));
+    std::vector<T> in(static_cast<size_t>(buffer), T(0)), out(static_cast<size_t>(wide));
+    std::vector<T> row(static_cast<size_t>(sw * wp), T(0));
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < s.n * s.c; ++p) {
       const int64_t c = p % s.c;
       const T* xp = x + p * s.h * s.w;
-      const T* wc = w + c * s.r * s.s;
-      for (int64_t row = 0; row < ph; ++row) {
-        T* dst = plane.data() + row * row_len;
-        const int64_t i = row - s.pad_h;
-        if (i < 0 || i >= s.h || c1 <= c0) {
-          std::fill(dst, dst + row_len, T(0));
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t bi = i + s.pad_h;  // the bordered row
+        T* dst = in.data() + (bi % sh) * sw * phase + (bi / sh) * wp;
+        const T* src = xp + i * s.w;
+        if (sw == 1) {
+          std::copy(src + c0, src + c1, dst + c0 + s.pad_w);
           continue;
         }
-        const T* src = xp + i * s.w;
-        // The bordered row, then (stride 2) its even and odd columns, in loops with no branch.
-        T* row_out = split ? bordered.data() : dst;
-        std::fill(row_out, row_out + c0 + s.pad_w, T(0));
-        std::copy(src + c0, src + c1, row_out + c0 + s.pad_w);
-        std::fill(row_out + c1 + s.pad_w, row_out + (split ? 2 * half : pw), T(0));
-        if (split) {
-          const T* in = bordered.data();
-          for (int64_t k = 0; k < half; ++k) {
-            dst[k] = in[2 * k];
-            dst[half + k] = in[2 * k + 1];
+        // The bordered row (its border zero from the start), then its sw phases.
+        std::copy(src + c0, src + c1, row.data() + c0 + s.pad_w);
+        if (sw == 2) {
+          for (int64_t j = 0; j < wp; ++j) {
+            dst[j] = row[2 * j];
+            dst[phase + j] = row[2 * j + 1];
           }
+        } else {
+          for (int64_t b = 0; b < sw; ++b)
+            for (int64_t j = 0; j < wp; ++j) dst[b * phase + j] = row[j * sw + b];
         }
+      }
+      const T* wc = w + c * taps;
+      const T bv = bias != nullptr ? bias[c] : T(0);
+      const T* base = in.data();
+      for (int64_t o = 0; o < wide; o += kLanes) {
+        Vec a0 = Vec{} + bv, a1 = a0;
+        for (int64_t t = 0; t < taps; ++t) {
+          const T* src = base + offset[t] + o;
+          a0 += *reinterpret_cast<const Vec*>(src) * wc[t];
+          a1 += *reinterpret_cast<const Vec*>(src + kVec) * wc[t];
+        }
+        *reinterpret_cast<Vec*>(out.data() + o) = a0;
+        *reinterpret_cast<Vec*>(out.data() + o + kVec) = a1;
       }
       T* yp = y + p * s.oh * s.ow;
-      const T b = bias != nullptr ? bias[c] : T(0);
-      for (int64_t oh = 0; oh < s.oh; ++oh) {
-        T* out = yp + oh * s.ow;
-        std::fill(out, out + s.ow, b);
-        for (int64_t r = 0; r < s.r; ++r) {
-          const T* in = plane.data() + (oh * s.stride_h + r * s.dil_h) * row_len;
-          for (int64_t q = 0; q < s.s; ++q) {
-            const T wv = wc[r * s.s + q];
-            const int64_t col = q * s.dil_w;
-            if (split) {
-              axpy_row(out, in + (col & 1) * half + col / 2, wv, s.ow);
-            } else if (s.stride_w == 1) {
-              axpy_row(out, in + col, wv, s.ow);
-            } else {
-              for (int64_t ow = 0; ow < s.ow; ++ow) out[ow] += in[ow * s.stride_w + col] * wv;
-            }
-          }
-        }
-      }
+      for (int64_t oh = 0; oh < s.oh; ++oh)
+        std::copy(out.data() + oh * wp, out.data() + oh * wp + s.ow, yp + oh * s.ow);
     }
   }
 }

@@ -3,6 +3,7 @@
 // are freed after their last use; profiling names each node's kernels; on cpu and emu.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -129,4 +130,55 @@ TEST_CASE("onnx run: profiling times every node and names the kernels it ran") {
   model.set_profiling(false);
   model.run({ones({1, 2, 5, 5})});
   CHECK(model.last_run().nodes.empty());
+}
+
+TEST_CASE("onnx run: Relu, Clip and Add write into an input only where the node owns it") {
+  // a = -x; r = relu(a) (a's last reader: in place); c = clip(r, -0.5, 0.7) (r read again later:
+  // a new tensor); s = c + r (both die here); t = s + s (one value twice: a new tensor);
+  // k = relu(x) (a graph input: never written). Outputs t and k; x must come back unchanged.
+  for (const Device dev : {kCPU, Device(DeviceType::EMU, 0)}) {
+    CAPTURE(dev);
+    ModelBuilder m;
+    m.input("x", {2, 29}).output("t").output("k");
+    m.node("Neg", {"x"}, {"a"});
+    m.node("Relu", {"a"}, {"r"});
+    m.node("Clip", {"r", "lo", "hi"}, {"c"});
+    m.node("Add", {"c", "r"}, {"s"});
+    m.node("Add", {"s", "s"}, {"t"});
+    m.node("Relu", {"x"}, {"k"});
+    m.init("lo", {}, {-0.5f});
+    m.init("hi", {}, {0.7f});
+    const std::string bytes = m.bytes();
+    eo::LoadOptions options;
+    options.device = dev;
+    const auto model = eo::load_from_memory(bytes.data(), bytes.size(), options);
+    const std::vector<float> xv = random_values(58, std::random_device{}());
+    const Tensor x = from_vector(xv, {2, 29}).to(dev);
+    const auto out = model.run({x});
+    const std::vector<float> t = out[0].to(kCPU).to_vector<float>();
+    const std::vector<float> k = out[1].to(kCPU).to_vector<float>();
+    CHECK(x.to(kCPU).to_vector<float>() == xv);
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const float r = std::max(-xv[i], 0.0f), c = std::min(std::max(r, -0.5f), 0.7f);
+      CHECK(t[i] == (c + r) + (c + r));
+      CHECK(k[i] == std::max(xv[i], 0.0f));
+    }
+  }
+}
+
+TEST_CASE("onnx run: a chain of activations reuses one buffer") {
+  // x -> Neg -> Relu -> Clip -> Relu ... on 4 MiB tensors: each activation writes into the value
+  // it reads last, so the run holds the input and one value (new tensors would need a third).
+  const int64_t n = 1 << 20;
+  ModelBuilder m;
+  m.input("x", {n}).output("v8");
+  m.node("Neg", {"x"}, {"v0"});
+  for (int i = 1; i <= 8; ++i)
+    m.node(i % 2 ? "Relu" : "Clip", {"v" + std::to_string(i - 1)}, {"v" + std::to_string(i)});
+  const std::string bytes = m.bytes();
+  const auto model = eo::load_from_memory(bytes.data(), bytes.size());
+  const Tensor x = full({n}, -2.0);
+  CHECK(model.run({x})[0].to_vector<float>()[77] == 2.0f);
+  const size_t size = static_cast<size_t>(n) * 4;
+  CHECK(model.last_run().peak_bytes < size * 5 / 2);  // x and one value
 }

@@ -74,6 +74,8 @@ inline const std::vector<ConvCase>& conv_cases() {
       {"dilation 2", 1, 3, 9, 10, 4, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
       {"groups 2", 2, 6, 7, 9, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
       {"depthwise stride 2", 2, 5, 9, 7, 5, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 5)},
+      {"depthwise, many blocks of outputs, stride (1, 2)", 1, 3, 23, 37, 3, 5, 3,
+       conv_params(1, 2, 2, 1, 1, 1, 3)},
       {"depthwise stride 3, wide pads, dilation 2", 2, 4, 11, 9, 4, 3, 2,
        conv_params(3, 3, 3, 2, 2, 2, 4)},
       {"M = N = K = 1", 1, 1, 1, 1, 1, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
