@@ -17,6 +17,7 @@
 #include "ops/creation.h"
 #include "runtime/error.h"
 #include "runtime/rng.h"
+#include "runtime/threads.h"
 
 namespace ember::cli {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 struct RunArgs {
   std::string model, device = "cpu", output;
   std::vector<std::string> inputs;
-  int64_t repeat = 10, batch = 1;
+  int64_t repeat = 10, batch = 1, threads = 0;  // threads 0: all
   uint64_t seed = 0;
   bool profile = false, no_optimize = false;
 };
@@ -82,6 +83,7 @@ std::string mib(size_t bytes) {
 }
 
 int run_model(const RunArgs& args) {
+  if (args.threads > 0) set_num_threads(static_cast<int>(args.threads));
   onnx::LoadOptions opts;
   opts.device = Device::parse(args.device);
   opts.optimize = !args.no_optimize;
@@ -131,8 +133,9 @@ int run_model(const RunArgs& args) {
     std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
     std::cout << "profile (one run, the device synchronised after each node; slowest first):\n";
     for (const auto& n : nodes) {
+      // Names longer than their column still leave a space before the kernels.
       std::cout << "  " << std::setw(9) << std::setprecision(3) << n.ms << " ms  " << std::left
-                << std::setw(20) << n.op_type << std::setw(28) << n.node << std::right;
+                << std::setw(20) << n.op_type << std::setw(27) << n.node << " " << std::right;
       for (size_t k = 0; k < n.calls.size(); ++k) std::cout << (k ? ", " : "") << n.calls[k];
       std::cout << "\n";
     }
@@ -188,6 +191,9 @@ Runner add_run(CLI::App& app) {
                    ? std::string()
                    : "expected a file name ending in .npy or .safetensors, got '" + s + "'";
       });
+  // set_num_threads takes an int; past a few thousand threads only oversubscribe.
+  cmd->add_option("--threads", args->threads, "CPU threads (default 0: all, or OMP_NUM_THREADS)")
+      ->transform(integer_in(0, 4096));
   cmd->add_flag("--profile", args->profile, "time every node and name the kernels it ran");
   cmd->add_flag("--no-optimize", args->no_optimize, "skip the graph passes (folding, fusion)");
   return [cmd, args]() -> int {

@@ -117,12 +117,16 @@ def test_ember_run_cli(exported, tmp_path, rng):
     np.save(tmp_path / "x.npy", x)
     out = tmp_path / "y.npy"
     run = subprocess.run([EMBER_BIN, "run", path, "--input", str(tmp_path / "x.npy"), "--repeat", "3",
-                          "--output", str(out), "--profile"], capture_output=True, text=True)
+                          "--threads", "1", "--output", str(out), "--profile"],
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "latency over 3 runs: median" in run.stdout and "peak memory" in run.stdout
     assert "output logits: [4, 10] float32" in run.stdout
     assert "conv2d" in run.stdout  # the profile names the convolution kernels
+    assert "Convconv2d" not in run.stdout  # a long node name still leaves a space before them
     want = module(torch.from_numpy(x)).detach().numpy()
     assert rel_err(np.load(out), want) <= 1e-4
     bad = subprocess.run([EMBER_BIN, "run", path, "--input", "nope.txt"], capture_output=True, text=True)
     assert bad.returncode != 0 and "expected random, a .npy file" in bad.stderr
+    bad = subprocess.run([EMBER_BIN, "run", path, "--threads", "-1"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--threads: invalid value '-1'" in bad.stderr
