@@ -96,7 +96,8 @@ int run_model(const RunArgs& args) {
             << " nodes on " << model.device() << " (loaded in " << std::fixed
             << std::setprecision(1) << load_ms << " ms; passes: " << p.folded_constants
             << " constants folded, " << p.folded_batch_norms << " batch norms folded, "
-            << p.fused_relus << " relus fused, " << p.removed_nodes << " dead nodes removed)\n";
+            << p.fused_relus << " relus fused, " << p.fused_clips << " clips fused, "
+            << p.removed_nodes << " dead nodes removed)\n";
   const auto inputs = read_inputs(model, args);
   for (size_t i = 0; i < inputs.size(); ++i)
     std::cout << "  input  " << model.inputs()[i].name << ": " << inputs[i].shape() << " "

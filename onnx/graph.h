@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -34,6 +35,8 @@ struct Node {
   std::vector<std::string> outputs;
   std::map<std::string, Attr> attrs;
   bool fused_relu = false;  // a Conv whose Relu the fusion pass folded in (onnx/passes.cpp)
+  // A Conv whose Clip the fusion pass folded in: its bounds (lo, hi), e.g. ReLU6's (0, 6).
+  std::optional<std::pair<double, double>> fused_clip;
 };
 
 // A graph input or output as declared: element type and shape, -1 for a symbolic dim.

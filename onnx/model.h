@@ -31,6 +31,7 @@ struct PassReport {
   int folded_constants = 0;   // nodes computed once at load
   int folded_batch_norms = 0; // BatchNormalization nodes folded into the Conv before them
   int fused_relus = 0;        // Relu nodes applied by the Conv before them
+  int fused_clips = 0;        // Clip nodes (constant scalar bounds) applied by the Conv before them
   int removed_nodes = 0;      // nodes no output depends on
 };
 

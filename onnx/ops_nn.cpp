@@ -99,6 +99,10 @@ Out conv_op(const OpArgs& a) {
   const Tensor bias = a.has_input(2) ? a.input(2) : Tensor();
   if (a.node.fused_relu)  // one cuDNN graph on cuda where it serves (ops/conv2d.h)
     return {from_2d(ops::conv2d_bias_relu(x2, w2, bias, opts.params), w.one_d)};
+  if (a.node.fused_clip)  // clamped in the cpu kernels' output loops (ops/conv2d.h)
+    return {from_2d(ops::conv2d_bias_clamp(x2, w2, bias, opts.params, a.node.fused_clip->first,
+                                           a.node.fused_clip->second),
+                    w.one_d)};
   return {from_2d(conv2d(x2, w2, bias, opts), w.one_d)};
 }
 

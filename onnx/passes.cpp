@@ -2,6 +2,8 @@
 #include "onnx/passes.h"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -107,24 +109,58 @@ int fold_batch_norms(Graph& g) {
   return folded;
 }
 
-// Conv -> Relu, the conv's output read by the relu only: the conv applies it.
-int fuse_relus(Graph& g) {
+// A Clip's bounds when they are constant scalars: attributes (opsets 6 to 10) or one-element
+// floating initializers (11 on), an omitted one infinite; nothing otherwise (the node then runs
+// as itself and reports what is wrong with it).
+std::optional<std::pair<double, double>> constant_clip_bounds(const Graph& g, const Node& clip) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double bound[2] = {-kInf, kInf};
+  const char* names[2] = {"min", "max"};
+  for (int k = 0; k < 2; ++k) {
+    auto a = clip.attrs.find(names[k]);
+    if (a != clip.attrs.end()) {
+      if (a->second.kind != Attr::Kind::f) return std::nullopt;
+      bound[k] = a->second.f;
+    }
+    const size_t in = static_cast<size_t>(k) + 1;
+    if (in >= clip.inputs.size() || clip.inputs[in].empty()) continue;
+    auto t = g.initializers.find(clip.inputs[in]);
+    if (t == g.initializers.end() || t->second.numel() != 1 || !is_floating(t->second.dtype()))
+      return std::nullopt;
+    bound[k] = t->second.item();
+  }
+  if (std::isnan(bound[0]) || std::isnan(bound[1]) || bound[0] > bound[1]) return std::nullopt;
+  return std::make_pair(bound[0], bound[1]);
+}
+
+// Conv -> Relu and Conv -> Clip (constant scalar bounds: ReLU6), the conv's output read by the
+// activation only: the conv applies it (ops::conv2d_bias_relu, conv2d_bias_clamp). Counts each
+// kind in the report.
+void fuse_activations(Graph& g, PassReport& r) {
   auto uses = readers(g);
   const auto producer = producers(g);
   std::set<size_t> dropped;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& relu = g.nodes[i];
-    if (relu.op_type != "Relu") continue;
-    auto it = producer.find(relu.inputs.at(0));
+    const Node& act = g.nodes[i];
+    if (act.op_type != "Relu" && act.op_type != "Clip") continue;
+    auto it = producer.find(act.inputs.at(0));
     if (it == producer.end()) continue;
     Node& conv = g.nodes[it->second];
-    if (conv.op_type != "Conv" || conv.fused_relu || uses[conv.outputs[0]] != 1) continue;
-    conv.fused_relu = true;
-    conv.outputs[0] = relu.outputs[0];
+    if (conv.op_type != "Conv" || conv.fused_relu || conv.fused_clip ||
+        uses[conv.outputs[0]] != 1)
+      continue;
+    if (act.op_type == "Relu") {
+      conv.fused_relu = true;
+      ++r.fused_relus;
+    } else {
+      conv.fused_clip = constant_clip_bounds(g, act);
+      if (!conv.fused_clip) continue;
+      ++r.fused_clips;
+    }
+    conv.outputs[0] = act.outputs[0];
     dropped.insert(i);
   }
   drop_nodes(g, dropped);
-  return static_cast<int>(dropped.size());
 }
 
 int remove_dead(Graph& g) {
@@ -254,7 +290,7 @@ PassReport optimize(Graph& g, Device device) {
   PassReport r;
   r.folded_constants = fold_constants(g, device);
   r.folded_batch_norms = fold_batch_norms(g);
-  r.fused_relus = fuse_relus(g);
+  fuse_activations(g, r);
   r.removed_nodes = remove_dead(g);
   return r;
 }

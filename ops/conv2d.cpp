@@ -4,12 +4,15 @@
 
 #include "ops/conv2d_cudnn.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ops/activation.h"
 #include "ops/checks.h"
 #include "ops/cudnn_ops.h"
 #include "ops/dispatch.h"
+#include "ops/elementwise.h"
 
 namespace ember::ops {
 namespace {
@@ -99,9 +102,19 @@ ConvMathMode conv_math_mode(DType dtype, Device device) {
 
 namespace {
 
-// conv2d, and relu after it when `relu` (in one cuDNN graph where cuDNN serves).
+// Note [Clamped convolutions]
+// An activation after a convolution is a pass over y: at MobileNet's sizes, 12 MB read and
+// written again after the convolution wrote it. ReLU and ReLU6 are clamps, so a kernel can apply
+// them to each block of y right after writing it, while the block is still in L1: the cpu's
+// implicit GEMM does so per 32-column panel (all of a group's filters), the direct kernels per
+// output plane (ConvAlgo::run_forward_clamped). Elsewhere (im2col_gemm, Winograd, the GPUs)
+// run_conv_forward clamps y in place after the algorithm. Either way each element is clamped
+// once, after its final value is stored, so the result is exactly clamp(conv2d(...)).
+
+// conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu
+// inside the kernels that can, Note [Clamped convolutions]).
 Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Conv2dParams& p, bool relu) {
+                   const Conv2dParams& p, const ConvClamp* clamp) {
   if (bias.defined())
     check_same_device(op, {&x, &w, &bias});
   else
@@ -117,32 +130,49 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
   const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
+  // y is new: clamped in place.
+  auto clamped = [&](const Tensor& t) { return clamp ? ops::clamp_(t, clamp->lo, clamp->hi) : t; };
   if (x.size(1) == 0) {
     y.fill_(0.0);
     if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
-    return relu ? ops::relu_(y) : y;
+    return clamped(y);
   }
-  // Half keys too (Note [Half convolutions] in ops/conv2d_half.cpp): relu after the one rounding
-  // is the rounding of relu, as it keeps signs and zero.
+  // Half keys too (Note [Half convolutions] in ops/conv2d_half.cpp): a clamp after the one
+  // rounding is the rounding of the clamp, as it keeps signs, zero and the bounds' order.
   const ConvKey key =
       conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p);
+  const bool relu = clamp != nullptr && clamp->lo == 0.0 && std::isinf(clamp->hi) && clamp->hi > 0;
   if (relu && bc.defined() &&
       cudnn_conv2d_bias_relu(key, xc.data_ptr(), wc.data_ptr(), bc.data_ptr(), y.data_ptr()))
     return y;
-  run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
-                   y.data_ptr());
-  return relu ? ops::relu_(y) : y;  // y is new: relu in place
+  const void* b = bc.defined() ? bc.data_ptr() : nullptr;
+  if (is_half(x.dtype())) {  // the half paths write y through a float32 buffer of their own
+    run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr());
+    return clamped(y);
+  }
+  run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr(), clamp);
+  return y;
 }
 
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
-  return conv2d_then("conv2d", x, w, bias, p, false);
+  return conv2d_then("conv2d", x, w, bias, p, nullptr);
 }
 
 Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const Conv2dParams& p) {
-  return conv2d_then("conv2d_bias_relu", x, w, bias, p, true);
+  const ConvClamp relu{0.0, std::numeric_limits<double>::infinity()};
+  return conv2d_then("conv2d_bias_relu", x, w, bias, p, &relu);
+}
+
+Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
+                         const Conv2dParams& p, double lo, double hi) {
+  EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi) && lo <= hi,
+                    "conv2d_bias_clamp: expected bounds lo <= hi, not NaN, got [", lo, ", ", hi,
+                    "]");
+  const ConvClamp clamp{lo, hi};
+  return conv2d_then("conv2d_bias_clamp", x, w, bias, p, &clamp);
 }
 
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

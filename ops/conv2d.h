@@ -40,9 +40,15 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w
 // ensures: a new contiguous tensor of x's dtype.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
 // relu(conv2d(x, w, bias)) for inference: on cuda one fused cuDNN graph (conv + bias + relu,
-// the intermediates never in memory) where cuDNN serves, else the convolution and then relu.
+// the intermediates never in memory) where cuDNN serves, else as conv2d_bias_clamp(0, inf).
 Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const Conv2dParams& p);
+// clamp(conv2d(x, w, bias), lo, hi) for inference (ReLU6: [0, 6]), NaN kept. On the cpu the
+// implicit GEMM and the direct kernels clamp each block of y as they write it, while it is in
+// cache; other algorithms and devices clamp y in place after the convolution.
+// throws: ValueError when a bound is NaN or lo > hi; as conv2d otherwise.
+Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
+                         const Conv2dParams& p, double lo, double hi);
 
 // dL/dx given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [x_shape].
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

@@ -87,6 +87,12 @@ class ConvNotSupported : public Error {
   using Error::Error;
 };
 
+// An output clamp for inference: y = min(max(y, lo), hi) (ReLU: [0, inf); ReLU6: [0, 6]), NaN
+// kept, as ops::clamp.
+struct ConvClamp {
+  double lo, hi;
+};
+
 // Scratch memory for one run: workspace_bytes(key) bytes on the key's device (null when 0).
 struct ConvWorkspace {
   void* data = nullptr;
@@ -141,6 +147,14 @@ class ConvAlgo {
   // ensures:  y = conv(x, w) (+ bias). Throws ConvNotSupported to hand over to the next one.
   virtual void run_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
                            void* y, ConvWorkspace ws) const = 0;
+  // The forward with y clamped as each block of it is written, while in cache, where the
+  // algorithm can (the cpu's implicit GEMM and direct kernels): true when it did; false (the
+  // default, nothing run) where it cannot, and run_conv_forward clamps after run_forward.
+  virtual bool run_forward_clamped(const ConvKey&, const void* /*x*/, const void* /*w*/,
+                                   const void* /*bias*/, void* /*y*/, ConvWorkspace,
+                                   ConvClamp) const {
+    return false;
+  }
   // requires: supports(key) for key.direction == backward_data. ensures: dx = dL/dx from dy.
   virtual void run_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx,
                                  ConvWorkspace ws) const = 0;
@@ -224,8 +238,10 @@ ConvSelection explain_conv_algos(const ConvKey& key);
 // requires: key.direction is the function's direction (ValueError otherwise).
 // Throws ValueError when the forced name is unknown or does not support the key (naming the
 // ones that do), and ConvNotSupported when no algorithm can run the key.
+// With `clamp`, y is clamped as well: by the algorithm where it can (run_forward_clamped), else
+// in place after it.
 std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
-                             void* y);
+                             void* y, const ConvClamp* clamp = nullptr);
 std::string run_conv_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx);
 std::string run_conv_backward_filter(const ConvKey& key, const void* dy, const void* x, void* dw);
 

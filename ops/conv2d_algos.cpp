@@ -15,6 +15,7 @@
 #include <memory>
 #include <sstream>
 
+#include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/conv2d_im2col.h"
 #include "kernels/cpu/conv2d_implicit_gemm.h"
 #include "ops/conv2d_algo.h"
@@ -127,6 +128,14 @@ class Direct final : public ConvAlgo {
                    ConvWorkspace) const override {
     const Device dev = k.device();
     kernels_for(dev).conv2d_fwd_direct(k.dtype, k.shape, x, w, bias, y, stream_of(dev));
+  }
+  // The cpu clamps each output plane once written (Note [Clamped convolutions]).
+  bool run_forward_clamped(const ConvKey& k, const void* x, const void* w, const void* bias,
+                           void* y, ConvWorkspace, ConvClamp c) const override {
+    if (k.device_type != DeviceType::CPU) return false;
+    const kc::OutputClamp clamp{c.lo, c.hi};
+    kc::conv2d_fwd_direct_clamped(k.dtype, k.shape, x, w, bias, y, &clamp);
+    return true;
   }
   void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,
                          ConvWorkspace) const override {
@@ -248,6 +257,14 @@ class ImplicitGemm final : public ConvAlgo {
     const Device dev = k.device();
     kernels_for(dev).conv2d_fwd_implicit_gemm(k.dtype, k.shape, x, w, bias, y, ws.data, ws.bytes,
                                               stream_of(dev));
+  }
+  // The cpu clamps each panel once written (Note [Clamped convolutions]).
+  bool run_forward_clamped(const ConvKey& k, const void* x, const void* w, const void* bias,
+                           void* y, ConvWorkspace ws, ConvClamp c) const override {
+    if (k.device_type != DeviceType::CPU) return false;
+    const kc::OutputClamp clamp{c.lo, c.hi};
+    kc::conv2d_fwd_implicit_gemm_clamped(k.shape, x, w, bias, y, ws.data, ws.bytes, &clamp);
+    return true;
   }
   void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,
                          ConvWorkspace ws) const override {

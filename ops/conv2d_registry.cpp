@@ -718,9 +718,15 @@ std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
 }  // namespace
 
 std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
-                             void* y) {
+                             void* y, const ConvClamp* clamp) {
   return run_ranked(key, ConvDirection::forward, [&](const ConvAlgo& a, ConvWorkspace ws) {
+    if (clamp != nullptr && a.run_forward_clamped(key, x, w, bias, y, ws, *clamp)) return;
     a.run_forward(key, x, w, bias, y, ws);
+    if (clamp == nullptr) return;
+    const Device dev = key.device();
+    const kernels::UnaryParams p{clamp->lo, clamp->hi};
+    kernels_for(dev).unary_contiguous(kernels::UnaryOp::clamp, key.dtype, p, key.shape.y_numel(),
+                                      y, y, stream_of(dev));
   });
 }
 

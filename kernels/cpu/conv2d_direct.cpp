@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/conv2d_direct_math.h"
+#include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -39,11 +40,13 @@ constexpr int kVectorBytes = 16;
 // copies in only the input's own elements. Sums in conv2d_direct_fwd_at's order: bias, then r,
 // then q.
 template <typename T>
-void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
+void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T* y,
+                   const OutputClamp* clamp) {
   // kLanes consecutive outputs: two vectors of GCC's vector extension, as wide as the build's
   // registers (so no vector is split into halves through the integer registers), aligned as T
-  // (the loads start anywhere). Two accumulators keep two FMA chains in flight.
-  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T))));
+  // (the loads start anywhere) and allowed to alias T. Two accumulators keep two FMA chains in
+  // flight.
+  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
   constexpr int64_t kVec = kVectorBytes / sizeof(T), kLanes = 2 * kVec;
   const int64_t sh = s.stride_h, sw = s.stride_w;
   // The bordered plane: rows and columns from -pad up to the last one a window reaches.
@@ -109,13 +112,16 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
       T* yp = y + p * s.oh * s.ow;
       for (int64_t oh = 0; oh < s.oh; ++oh)
         std::copy(out.data() + oh * wp, out.data() + oh * wp + s.ow, yp + oh * s.ow);
+      if (clamp != nullptr) clamp_span(yp, s.oh * s.ow, T(clamp->lo), T(clamp->hi));
     }
   }
 }
 
+// With `clamp`, each output plane is clamped once written.
 template <typename T>
-void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
-  if (s.groups == s.c && s.k == s.c && s.groups > 1) return fwd_depthwise(s, x, w, bias, y);
+void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y,
+         const OutputClamp* clamp) {
+  if (s.groups == s.c && s.k == s.c && s.groups > 1) return fwd_depthwise(s, x, w, bias, y, clamp);
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel for schedule(static) collapse(2) if (par)
   for (int64_t n = 0; n < s.n; ++n)
@@ -124,6 +130,7 @@ void fwd(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
       for (int64_t oh = 0; oh < s.oh; ++oh)
         for (int64_t ow = 0; ow < s.ow; ++ow)
           yk[oh * s.ow + ow] = conv2d_direct_fwd_at(s, x, w, bias, n, k, oh, ow);
+      if (clamp != nullptr) clamp_span(yk, s.oh * s.ow, T(clamp->lo), T(clamp->hi));
     }
 }
 
@@ -157,10 +164,15 @@ void bwd_filter(const ConvShape& s, const T* dy, const T* x, T* dw) {
 
 void conv2d_fwd_direct(DType t, const ConvShape& s, const void* x, const void* w, const void* bias,
                        void* y, Stream) {
+  conv2d_fwd_direct_clamped(t, s, x, w, bias, y, nullptr);
+}
+
+void conv2d_fwd_direct_clamped(DType t, const ConvShape& s, const void* x, const void* w,
+                               const void* bias, void* y, const OutputClamp* clamp) {
   dispatch_float(t, "conv2d", [&](auto z) {
     using T = decltype(z);
     fwd(s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias),
-        static_cast<T*>(y));
+        static_cast<T*>(y), clamp);
   });
 }
 

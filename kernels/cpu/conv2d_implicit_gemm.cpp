@@ -283,8 +283,11 @@ void pack_filters_transposed(int64_t mr, const ConvShape& s, const float* w, flo
 }
 
 // fwd_panels on the prepared-image path: each thread owns a contiguous run of images.
+// With `clamp`, each 32-column block of every group's outputs is clamped once its filter blocks
+// are written, while it is in L1.
 void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
-                const float* bias, float* y, float* bufs, int64_t nw) {
+                const float* bias, float* y, float* bufs, int64_t nw,
+                const OutputClamp* clamp = nullptr) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const ImageLayout l = image_layout(s);
   std::vector<int64_t> off(d);
@@ -318,6 +321,9 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
             for (int64_t i = 0; i < rows; ++i)
               std::memcpy(out + i * p, tile + i * kNr, sizeof(float) * cols);
           }
+          if (clamp == nullptr) continue;
+          for (int64_t k = g * kg; k < (g + 1) * kg; ++k)
+            clamp_span(y + (n * s.k + k) * p + p0, cols, float(clamp->lo), float(clamp->hi));
         }
       }
     }
@@ -326,8 +332,10 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
 }
 
 // y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
+// With `clamp`, as fwd_padded: each panel's outputs once its filter blocks are written.
 void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
-                const float* bias, float* y, float* bufs, int64_t nw) {
+                const float* bias, float* y, float* bufs, int64_t nw,
+                const OutputClamp* clamp = nullptr) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
@@ -356,6 +364,11 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
               std::memcpy(y + (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
                           tile + i * kNr + runs[u].dst, sizeof(float) * runs[u].len);
         }
+        if (clamp == nullptr) continue;
+        for (int64_t k = g * kg; k < (g + 1) * kg; ++k)
+          for (int u = 0; u < nr; ++u)
+            clamp_span(y + (runs[u].n * s.k + k) * p + runs[u].oh * s.ow + runs[u].ow,
+                       runs[u].len, float(clamp->lo), float(clamp->hi));
       }
     }
   };
@@ -444,6 +457,12 @@ size_t conv2d_implicit_gemm_workspace_bytes(DType, const ConvShape& s, ConvDirec
 void conv2d_fwd_implicit_gemm(DType, const ConvShape& s, const void* x_v, const void* w_v,
                               const void* bias_v, void* y_v, void* workspace,
                               size_t workspace_bytes, Stream) {
+  conv2d_fwd_implicit_gemm_clamped(s, x_v, w_v, bias_v, y_v, workspace, workspace_bytes, nullptr);
+}
+
+void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x_v, const void* w_v,
+                                      const void* bias_v, void* y_v, void* workspace,
+                                      size_t workspace_bytes, const OutputClamp* clamp) {
   const Ukernels& uk = ukernels_or_throw();
   const float *x = static_cast<const float*>(x_v), *w = static_cast<const float*>(w_v);
   const float* bias = static_cast<const float*>(bias_v);
@@ -454,8 +473,8 @@ void conv2d_fwd_implicit_gemm(DType, const ConvShape& s, const void* x_v, const 
   pack_filters(
       uk.mr, s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
   float* bufs = ap + filter_elems(uk, s);
-  if (image_path(s)) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw);
-  fwd_panels(uk, s, x, ap, bias, y, bufs, nw);
+  if (image_path(s)) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw, clamp);
+  fwd_panels(uk, s, x, ap, bias, y, bufs, nw, clamp);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, const void* w_v,

@@ -24,6 +24,7 @@
 #include <cstddef>
 
 #include "kernels/conv_shape.h"
+#include "kernels/cpu/output_clamp.h"
 #include "kernels/kernel_table.h"
 #include "runtime/dtype.h"
 
@@ -44,6 +45,12 @@ namespace ember::kernels::cpu {
 // added up: what the registry's cost model compares with the other algorithms. Zero when not
 // supported.
 double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass);
+
+// The table's forward, with y clamped as each block of it is written (while in cache) when
+// `clamp` is not null: ops::conv2d_bias_clamp on the cpu. Requires and throws as the forward.
+void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x, const void* w,
+                                      const void* bias, void* y, void* workspace,
+                                      size_t workspace_bytes, const OutputClamp* clamp);
 
 // The micro-kernels the next call would use: "avx512", "avx2", or null where there are none.
 // Throws as cpu_isa() (a bad EMBER_CPU_ISA).

@@ -222,7 +222,7 @@ void with_unary_functor(UnaryOp op, const UnaryParams& prm, Run&& run) {
         // passes through; the branch-free form vectorises (a test for NaN first did not).
         const C hi = clamp_bound<C>(kIsFloat<C> ? prm.hi : std::floor(prm.hi));
         const C lo = std::min(clamp_bound<C>(kIsFloat<C> ? prm.lo : std::ceil(prm.lo)), hi);
-        return run([lo, hi](C x) -> C { return x < lo ? lo : (x > hi ? hi : x); });
+        return run([lo, hi](C x) -> C { return clamp_value(x, lo, hi); });
       }
       case UnaryOp::sign:
         return run([](C x) -> C {

@@ -20,6 +20,19 @@ namespace ember::kernels::cpu {
 // more than the work.
 constexpr int64_t kParallelGrain = 32768;
 
+// clamp(x, lo, hi) as every cpu kernel computes it: a NaN fails both comparisons and passes
+// through; the branch-free form vectorises.
+template <typename T>
+inline T clamp_value(T x, T lo, T hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+// v[0..n) clamped in place: a convolution's output clamped while it is in cache
+// (ops::conv2d_bias_clamp).
+template <typename T>
+inline void clamp_span(T* v, int64_t n, T lo, T hi) {
+  for (int64_t i = 0; i < n; ++i) v[i] = clamp_value(v[i], lo, hi);
+}
+
 // float16 (Half) and bfloat16 (BFloat16) are storage types: the kernels load them, compute in
 // float (compute_t<T>) and round to nearest even when they store, as the GPU kernels do (Note
 // [Half storage] in kernels/cuda/device_utils.cuh).

@@ -57,6 +57,7 @@ PYBIND11_MODULE(_onnx, m) {
                                d["folded_constants"] = p.folded_constants;
                                d["folded_batch_norms"] = p.folded_batch_norms;
                                d["fused_relus"] = p.fused_relus;
+                               d["fused_clips"] = p.fused_clips;
                                d["removed_nodes"] = p.removed_nodes;
                                return d;
                              })

@@ -80,6 +80,50 @@ TEST_CASE("onnx run: conv -> batch norm -> relu, folded and fused, equals the fl
     }
 }
 
+TEST_CASE("onnx run: conv -> batch norm -> clip (ReLU6), folded and fused, equals the float64 loop") {
+  // The same network with Clip(0, 6) for the Relu: clip(v, 0, 6) = min(relu(v), 6). Bounds as
+  // initializers (opset 11 on) are fused; a bound that is a graph input is not.
+  const int C = 3, K = 4, H = 7, W = 6;
+  const auto x = random_values(C * H * W, 11), w = random_values(K * C * 9, 12);
+  const auto b = random_values(K, 13), gamma = random_values(K, 14), beta = random_values(K, 15);
+  const auto mean = random_values(K, 16);
+  std::vector<float> var = random_values(K, 17);
+  for (auto& v : var) v = 0.5f + v * v;
+  std::vector<double> want = reference(x, w, b, gamma, beta, mean, var, C, K, H, W);
+  for (double& v : want) v = std::min(v, 6.0);
+  for (bool input_bound : {false, true}) {
+    ModelBuilder m;
+    m.input("x", {1, C, H, W}).output("y");
+    if (input_bound) m.input("hi", {});
+    m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv");
+    m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"}, {}, "bn");
+    m.node("Clip", {"n", "lo", "hi"}, {"y"}, {}, "relu6");
+    m.init("w", {K, C, 3, 3}, w);
+    m.init("b", {K}, b);
+    m.init("gamma", {K}, gamma);
+    m.init("beta", {K}, beta);
+    m.init("mean", {K}, mean);
+    m.init("var", {K}, var);
+    m.init("lo", {}, {0.0f});
+    if (!input_bound) m.init("hi", {}, {6.0f});
+    const std::string bytes = m.bytes();
+    for (const char* dev : {"cpu", "emu"}) {
+      CAPTURE(dev);
+      CAPTURE(input_bound);
+      eo::LoadOptions opts;
+      opts.device = Device::parse(dev);
+      const auto model = eo::load_from_memory(bytes.data(), bytes.size(), opts);
+      CHECK(model.num_nodes() == (input_bound ? 2 : 1));
+      CHECK(model.passes().fused_clips == (input_bound ? 0 : 1));
+      std::vector<Tensor> in{from_vector(x, {1, C, H, W})};
+      if (input_bound) in.push_back(full({}, 6.0));
+      const auto got = model.run(in)[0].to_vector<float>();
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+    }
+  }
+}
+
 TEST_CASE("onnx run: constants are folded and nodes no output needs are removed") {
   ModelBuilder m;
   m.input("x", {2}).output("y");

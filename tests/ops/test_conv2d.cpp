@@ -235,6 +235,9 @@ TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
     }
   };
   CHECK_THROWS_AS(ops::conv2d(ones({4, 8, 8}), w, Tensor(), g2), ShapeError);
+  CHECK_THROWS_AS(ops::conv2d_bias_clamp(x, w, Tensor(), g2, 6.0, 0.0), ValueError);
+  expect([&] { ops::conv2d_bias_clamp(x, w, Tensor(), g2, 0.0, std::nan("")); },
+         {"conv2d_bias_clamp", "lo <= hi", "nan"});
   expect([&] { ops::conv2d(ones({4, 8, 8}), w, Tensor(), g2); }, {"conv2d", "4-D", "[4, 8, 8]"});
   CHECK_THROWS_AS(ops::conv2d(x, ones({6, 3, 3, 3}), Tensor(), g2), ShapeError);
   expect(

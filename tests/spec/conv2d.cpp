@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -147,6 +148,12 @@ void check_fft_close(const Tensor& got, Device dev, const std::vector<double>& w
   fft_worst = std::max(fft_worst, worst);
 }
 
+// v clamped to [lo, hi].
+std::vector<double> clamped(std::vector<double> v, double lo, double hi) {
+  for (double& e : v) e = std::min(std::max(e, lo), hi);
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("conv2d: every algorithm of every target, every direction, against float64 loops") {
@@ -220,6 +227,13 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
             if (runs(ConvDirection::forward)) {
               check(ops::conv2d(x, w, b, cs.p), ref.y, ref.y_abs);
               check(ops::conv2d(x, w, Tensor(), cs.p), ref_nobias.y, ref_nobias.y_abs);
+              // Clamped (inside the cpu's implicit GEMM and direct kernels, after the others):
+              // a clamp moves no value further from the reference's clamp.
+              check(ops::conv2d_bias_clamp(x, w, b, cs.p, -0.3, 0.4), clamped(ref.y, -0.3, 0.4),
+                    ref.y_abs);
+              check(ops::conv2d_bias_relu(x, w, Tensor(), cs.p),
+                    clamped(ref_nobias.y, 0.0, std::numeric_limits<double>::infinity()),
+                    ref_nobias.y_abs);
             }
             if (runs(ConvDirection::backward_data))
               check(ops::conv2d_backward_data(dy, w, xs, cs.p), ref.dx, ref.dx_abs);

@@ -50,7 +50,7 @@ class InferenceModel:
     @property
     def passes(self):
         """What the load-time passes did: folded_constants, folded_batch_norms, fused_relus,
-        removed_nodes."""
+        fused_clips, removed_nodes."""
         return self._impl.passes
 
     def last_run(self):
