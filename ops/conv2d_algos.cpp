@@ -20,6 +20,7 @@
 #include "kernels/cpu/conv2d_implicit_gemm.h"
 #include "ops/conv2d_algo.h"
 #include "ops/dispatch.h"
+#include "runtime/trace.h"
 
 namespace ember::ops {
 
@@ -134,6 +135,7 @@ class Direct final : public ConvAlgo {
                            void* y, ConvWorkspace, ConvClamp c) const override {
     if (k.device_type != DeviceType::CPU) return false;
     const kc::OutputClamp clamp{c.lo, c.hi};
+    trace::Scope traced("kernel", "conv2d_fwd_direct_clamped", k.device());
     kc::conv2d_fwd_direct_clamped(k.dtype, k.shape, x, w, bias, y, &clamp);
     return true;
   }
@@ -263,6 +265,7 @@ class ImplicitGemm final : public ConvAlgo {
                            void* y, ConvWorkspace ws, ConvClamp c) const override {
     if (k.device_type != DeviceType::CPU) return false;
     const kc::OutputClamp clamp{c.lo, c.hi};
+    trace::Scope traced("kernel", "conv2d_fwd_implicit_gemm_clamped", k.device());
     kc::conv2d_fwd_implicit_gemm_clamped(k.shape, x, w, bias, y, ws.data, ws.bytes, &clamp);
     return true;
   }
