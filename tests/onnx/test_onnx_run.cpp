@@ -41,27 +41,45 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
   return y;
 }
 
+// x [1, 3, 7, 6] -> Conv (3x3, padding 1, bias) -> BatchNormalization -> "n", with seeded random
+// weights and statistics; the activation after it is each test's own.
+struct ConvBnNet {
+  static constexpr int C = 3, K = 4, H = 7, W = 6;
+  std::vector<float> x, w, b, gamma, beta, mean, var;
+  explicit ConvBnNet(uint32_t seed)
+      : x(random_values(C * H * W, seed)), w(random_values(K * C * 9, seed + 1)),
+        b(random_values(K, seed + 2)), gamma(random_values(K, seed + 3)),
+        beta(random_values(K, seed + 4)), mean(random_values(K, seed + 5)),
+        var(random_values(K, seed + 6)) {
+    for (auto& v : var) v = 0.5f + v * v;
+  }
+  void add_to(ModelBuilder& m) const {
+    m.input("x", {1, C, H, W});
+    m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv");
+    m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"}, {}, "bn");
+    m.init("w", {K, C, 3, 3}, w);
+    m.init("b", {K}, b);
+    m.init("gamma", {K}, gamma);
+    m.init("beta", {K}, beta);
+    m.init("mean", {K}, mean);
+    m.init("var", {K}, var);
+  }
+  // relu("n") in float64.
+  std::vector<double> relu_reference() const {
+    return reference(x, w, b, gamma, beta, mean, var, C, K, H, W);
+  }
+  Tensor input() const { return from_vector(x, {1, C, H, W}); }
+};
+
 }  // namespace
 
 TEST_CASE("onnx run: conv -> batch norm -> relu, folded and fused, equals the float64 loop") {
-  const int C = 3, K = 4, H = 7, W = 6;
-  const auto x = random_values(C * H * W, 1), w = random_values(K * C * 9, 2);
-  const auto b = random_values(K, 3), gamma = random_values(K, 4), beta = random_values(K, 5);
-  const auto mean = random_values(K, 6);
-  std::vector<float> var = random_values(K, 7);
-  for (auto& v : var) v = 0.5f + v * v;
+  const ConvBnNet net(1);
   ModelBuilder m;
-  m.input("x", {1, C, H, W}).output("y");
-  m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv");
-  m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"}, {}, "bn");
+  net.add_to(m);
   m.node("Relu", {"n"}, {"y"}, {}, "relu");
-  m.init("w", {K, C, 3, 3}, w);
-  m.init("b", {K}, b);
-  m.init("gamma", {K}, gamma);
-  m.init("beta", {K}, beta);
-  m.init("mean", {K}, mean);
-  m.init("var", {K}, var);
-  const auto want = reference(x, w, b, gamma, beta, mean, var, C, K, H, W);
+  m.output("y");
+  const auto want = net.relu_reference();
   const std::string bytes = m.bytes();
   for (const char* dev : {"cpu", "emu"})
     for (bool optimize : {false, true}) {
@@ -74,36 +92,24 @@ TEST_CASE("onnx run: conv -> batch norm -> relu, folded and fused, equals the fl
       CHECK(model.num_nodes() == (optimize ? 1 : 3));
       CHECK(model.passes().folded_batch_norms == (optimize ? 1 : 0));
       CHECK(model.passes().fused_relus == (optimize ? 1 : 0));
-      const auto got = model.run({from_vector(x, {1, C, H, W})})[0].to_vector<float>();
+      const auto got = model.run({net.input()})[0].to_vector<float>();
       REQUIRE(got.size() == want.size());
       for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
     }
 }
 
 TEST_CASE("onnx run: conv -> batch norm -> clip (ReLU6), folded and fused, equals the float64 loop") {
-  // The same network with Clip(0, 6) for the Relu: clip(v, 0, 6) = min(relu(v), 6). Bounds as
-  // initializers (opset 11 on) are fused; a bound that is a graph input is not.
-  const int C = 3, K = 4, H = 7, W = 6;
-  const auto x = random_values(C * H * W, 11), w = random_values(K * C * 9, 12);
-  const auto b = random_values(K, 13), gamma = random_values(K, 14), beta = random_values(K, 15);
-  const auto mean = random_values(K, 16);
-  std::vector<float> var = random_values(K, 17);
-  for (auto& v : var) v = 0.5f + v * v;
-  std::vector<double> want = reference(x, w, b, gamma, beta, mean, var, C, K, H, W);
+  // Clip(0, 6) for the Relu: clip(v, 0, 6) = min(relu(v), 6). Bounds as initializers (opset 11
+  // on) are fused; a bound that is a graph input is not.
+  const ConvBnNet net(11);
+  std::vector<double> want = net.relu_reference();
   for (double& v : want) v = std::min(v, 6.0);
   for (bool input_bound : {false, true}) {
     ModelBuilder m;
-    m.input("x", {1, C, H, W}).output("y");
+    net.add_to(m);
     if (input_bound) m.input("hi", {});
-    m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv");
-    m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"}, {}, "bn");
     m.node("Clip", {"n", "lo", "hi"}, {"y"}, {}, "relu6");
-    m.init("w", {K, C, 3, 3}, w);
-    m.init("b", {K}, b);
-    m.init("gamma", {K}, gamma);
-    m.init("beta", {K}, beta);
-    m.init("mean", {K}, mean);
-    m.init("var", {K}, var);
+    m.output("y");
     m.init("lo", {}, {0.0f});
     if (!input_bound) m.init("hi", {}, {6.0f});
     const std::string bytes = m.bytes();
@@ -115,7 +121,7 @@ TEST_CASE("onnx run: conv -> batch norm -> clip (ReLU6), folded and fused, equal
       const auto model = eo::load_from_memory(bytes.data(), bytes.size(), opts);
       CHECK(model.num_nodes() == (input_bound ? 2 : 1));
       CHECK(model.passes().fused_clips == (input_bound ? 0 : 1));
-      std::vector<Tensor> in{from_vector(x, {1, C, H, W})};
+      std::vector<Tensor> in{net.input()};
       if (input_bound) in.push_back(full({}, 6.0));
       const auto got = model.run(in)[0].to_vector<float>();
       REQUIRE(got.size() == want.size());
