@@ -3,6 +3,7 @@
 // ONNX never promotes types: both operands of a binary operator have one type, which the
 // result keeps (integer Div truncates, as ONNX's reference does).
 #include <limits>
+#include <string>
 
 #include "autograd/activation.h"
 #include "autograd/copy.h"
@@ -11,6 +12,7 @@
 #include "autograd/softmax.h"
 #include "onnx/op_registry.h"
 #include "ops/activation.h"
+#include "ops/dropout.h"
 #include "ops/elementwise.h"
 
 namespace ember::onnx {
@@ -104,12 +106,26 @@ Out cast_op(const OpArgs& a) {
   a.fail("cast to " + onnx_type_name(to_type) + " is not supported");
 }
 
+// Inference: the identity, every mask element true. Training (the training_mode input true,
+// opset 12 on): each element zeroed with probability `ratio` (default 0.5), the rest scaled by
+// 1 / (1 - ratio), the mask drawn from Ember's Philox generator (seeded by `seed` when given, the
+// default generator otherwise), so it is not the mask another runtime draws.
 Out dropout_op(const OpArgs& a) {
-  if (a.has_input(2) && a.scalar_input(2) != 0)
-    a.fail("training_mode is true: Ember runs ONNX models for inference only");
   const Tensor& x = a.input(0);
+  const bool training = a.has_input(2) && a.scalar_input(2) != 0;
+  const double ratio = training && a.has_input(1) ? a.scalar_input(1) : 0.5;
+  if (training && !(ratio >= 0 && ratio < 1))
+    a.fail("ratio must be in [0, 1) in training mode, got " + std::to_string(ratio));
   Out out{x};
-  if (a.node.outputs.size() > 1) out.push_back(ones(x.shape(), TensorOptions(kBool, x.device())));
+  Tensor mask;
+  if (training) {
+    Generator seeded(static_cast<uint64_t>(a.i("seed", 0)));
+    ops::DropoutOutput d = ops::dropout(x, ratio, true, a.has("seed") ? &seeded : nullptr);
+    out[0] = d.out;
+    mask = d.mask;
+  }
+  if (a.node.outputs.size() > 1)
+    out.push_back(mask.defined() ? mask : ones(x.shape(), TensorOptions(kBool, x.device())));
   return out;
 }
 

@@ -240,12 +240,30 @@ Tensor per_channel(const Tensor& t, int64_t rank) {
   return reshape(t, s);
 }
 
-Out batch_norm_op(const OpArgs& a) {
-  if (a.i("training_mode", 0) != 0) a.fail("training_mode 1: Ember runs ONNX models for inference only");
-  if (a.node.outputs.size() > 1) a.fail("running statistics outputs exist only in training mode");
+// Training mode (opset 14 on; ONNX's reference): normalised by the batch's own mean and
+// population variance over every dim but the channels; the optional outputs are the running
+// statistics updated with them, input * momentum + batch * (1 - momentum). The node's inputs are
+// left as they are (a graph is a function).
+Out batch_norm_training(const OpArgs& a) {
   const Tensor& x = a.input(0);
-  const double eps = a.f("epsilon", 1e-5);
+  const double eps = a.f("epsilon", 1e-5), momentum = a.f("momentum", 0.9);
+  const int64_t r = x.dim();
+  std::vector<int64_t> dims = spatial_dims(x);
+  dims.insert(dims.begin(), 0);
+  const Tensor m = mean(x, dims, false), v = var(x, dims, 0, false);
+  const Tensor inv = div(per_channel(a.input(1), r), sqrt(add(per_channel(v, r), eps)));
+  Out out{add(mul(sub(x, per_channel(m, r)), inv), per_channel(a.input(2), r))};
+  if (a.node.outputs.size() > 1) out.push_back(add(mul(a.input(3), momentum), mul(m, 1 - momentum)));
+  if (a.node.outputs.size() > 2) out.push_back(add(mul(a.input(4), momentum), mul(v, 1 - momentum)));
+  return out;
+}
+
+Out batch_norm_op(const OpArgs& a) {
+  const Tensor& x = a.input(0);
   if (x.dim() < 2) a.fail("the input must be at least 2-D ([N, C, ...]), got shape " + detail::str_cat(x.shape()));
+  if (a.i("training_mode", 0) != 0) return batch_norm_training(a);
+  if (a.node.outputs.size() > 1) a.fail("running statistics outputs exist only in training mode");
+  const double eps = a.f("epsilon", 1e-5);
   if (x.dim() == 4)
     return {batch_norm(x, a.input(1), a.input(2), a.input(3), a.input(4), false, 0.1, eps)};
   const int64_t r = x.dim();

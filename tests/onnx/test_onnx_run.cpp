@@ -232,3 +232,32 @@ TEST_CASE("onnx run: a chain of activations reuses one buffer") {
   const size_t size = static_cast<size_t>(n) * 4;
   CHECK(model.last_run().peak_bytes < size * 5 / 2);  // x and one value
 }
+
+TEST_CASE("onnx run: Dropout in training mode zeroes a ratio of the elements and scales the rest") {
+  // ratio 0.75 on 4096 elements: the kept fraction within 5 standard deviations of 0.25; each
+  // output x / 0.25 where kept, else 0; the same mask from the same seed.
+  const int64_t n = 4096;
+  ModelBuilder m;
+  m.input("x", {n}).input("training", {}, ::onnx::TensorProto::BOOL);
+  m.output("y").output("mask", ::onnx::TensorProto::BOOL);
+  m.node("Dropout", {"x", "ratio", "training"}, {"y", "mask"}, {onnx_test::attr_i("seed", 7)});
+  m.init("ratio", {}, {0.75f});
+  const std::string bytes = m.bytes();
+  const auto model = eo::load_from_memory(bytes.data(), bytes.size());
+  const std::vector<float> xv = random_values(n, 3);
+  const Tensor x = from_vector(xv, {n}), on = full({}, 1.0, kBool);
+  const auto out = model.run(std::vector<Tensor>{x, on});
+  const std::vector<float> y = out[0].to_vector<float>();
+  const std::vector<bool> mask = out[1].to_vector<bool>();
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    kept += mask[i];
+    CHECK(y[i] == doctest::Approx(mask[i] ? xv[i] / 0.25f : 0.0f).epsilon(1e-6));
+  }
+  CHECK(std::abs(double(kept) / n - 0.25) <= 5 * std::sqrt(0.25 * 0.75 / n));
+  CHECK(model.run(std::vector<Tensor>{x, on})[1].to_vector<bool>() == mask);
+  // Not training: the identity, every mask element true.
+  const auto eval = model.run(std::vector<Tensor>{x, full({}, 0.0, kBool)});
+  CHECK(eval[0].to_vector<float>() == xv);
+  CHECK(eval[1].to_vector<bool>() == std::vector<bool>(n, true));
+}
