@@ -296,6 +296,20 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   return index(expand(x, shape), {mask.expand(shape)});
 }
 
+namespace {
+
+// The gradient of a scatter's src: g read at the index's positions, zero where src is larger
+// than the index.
+Tensor scatter_src_grad(const Tensor& g, int64_t dim, const Tensor& index, const Shape& src_shape) {
+  Tensor read = ops::gather(g, dim, index, false);
+  if (index.shape() == src_shape) return read;
+  Tensor gs = zeros(src_shape, {g.dtype(), g.device()});
+  gs.as_strided(index.shape(), gs.strides(), gs.offset()).copy_(read);
+  return gs;
+}
+
+}  // namespace
+
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor out = x.clone();
   ops::scatter_(out, dim, index, src, false);
@@ -305,10 +319,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
                   Tensor gx = g.clone();
                   ops::scatter_(gx, dim, s[0], zeros({}, {g.dtype(), g.device()}).expand(s[0].shape()),
                                 false, false);
-                  Tensor gs = zeros(sshape, {g.dtype(), g.device()});
-                  gs.as_strided(s[0].shape(), gs.strides(), gs.offset())
-                      .copy_(ops::gather(g, dim, s[0], false));
-                  return Grads{gx, gs};
+                  return Grads{gx, scatter_src_grad(g, dim, s[0], sshape)};
                 });
 }
 
@@ -322,10 +333,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   const Shape sshape = src.shape();
   return record("ScatterAddBackward", out, {x, src}, {index},
                 [dim, sshape](const Tensor& g, const Saved& s) {
-                  Tensor gs = zeros(sshape, {g.dtype(), g.device()});
-                  gs.as_strided(s[0].shape(), gs.strides(), gs.offset())
-                      .copy_(ops::gather(g, dim, s[0], false));
-                  return Grads{g, gs};
+                  return Grads{g, scatter_src_grad(g, dim, s[0], sshape)};
                 });
 }
 

@@ -171,6 +171,7 @@ def ops_cpu_time(build, repeats):
     sys.path.insert(0, str(Path(build) / "python"))
     import ember
     torch.set_num_threads(1)
+    ember.set_num_threads(1)  # thread CPU time counts the calling thread's work only
     print(f"Ember vs PyTorch {torch.__version__} (CPU), 1 thread, interleaved, best of {repeats} "
           "runs of thread CPU time, milliseconds")
     print(f"  {'row':44} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")

@@ -2,6 +2,7 @@
 // (fill_, contiguous, clone, to), plus the raw byte copies between devices (runtime/tensor_copy.h).
 #include "runtime/tensor_copy.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/gpu.h"
@@ -11,6 +12,31 @@
 namespace ember {
 
 namespace {
+// n elements of `size` bytes at dst, each equal to the element at `value`.
+void fill_bytes(void* dst, const void* value, size_t size, size_t n) {
+  auto fill = [&](auto zero) {
+    using Word = decltype(zero);
+    Word w;
+    std::memcpy(&w, value, sizeof w);
+    if (w == 0)
+      std::memset(dst, 0, n * sizeof w);
+    else
+      std::fill_n(static_cast<Word*>(dst), n, w);
+  };
+  switch (size) {
+    case 1:
+      return fill(uint8_t{});
+    case 2:
+      return fill(uint16_t{});
+    case 4:
+      return fill(uint32_t{});
+    case 8:
+      return fill(uint64_t{});
+    default:
+      EMBER_THROW(ValueError, "fill_: elements of ", size, " bytes");
+  }
+}
+
 gpu::CopyKind copy_kind(Device dst, Device src) {
   if (dst.is_cpu()) return src.is_cpu() ? gpu::CopyKind::HostToHost : gpu::CopyKind::DeviceToHost;
   return src.is_cpu() ? gpu::CopyKind::HostToDevice : gpu::CopyKind::DeviceToDevice;
@@ -178,6 +204,13 @@ Tensor& Tensor::fill_(double value) {
     return *this;
   }
   Tensor one = from_host(&value, {}, kFloat64, kCPU);
+  if (device().is_cpu() && is_contiguous()) {
+    // The value in this dtype once, then its bytes repeated: a memset for zero bits.
+    Tensor bits = empty({}, {dtype(), kCPU});
+    bits.copy_(one);
+    fill_bytes(data_ptr(), bits.data_ptr(), element_size(), static_cast<size_t>(numel()));
+    return *this;
+  }
   return copy_(one);
 }
 

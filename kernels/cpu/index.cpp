@@ -48,6 +48,30 @@ inline int64_t indexed_offset(const IndexedDims& dims, const std::array<char*, k
   return off;
 }
 
+// Note [Index runs in one pass]
+// A run of positions along one indexed dim is walked once, with a check that is a branch never
+// taken for an index in [0, size): a negative index wraps there, and one out of range goes to
+// `bad`. Measured on gathers and scatter-adds of [256, 8192] and [256, 1024] index tensors, this
+// is 25% to 3x faster than a branch-free loop that wraps and checks every index (its longer body
+// leaves fewer of a gather's scattered reads in flight) or one that checks a block of indices
+// first (the index tensor is then read twice).
+template <typename F, typename Bad>
+__attribute__((always_inline)) inline void for_each_index(const int64_t* ix, int64_t si,
+                                                          int64_t size, int64_t n, F&& f,
+                                                          Bad&& bad) {
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t v = ix[j * si];
+    if (__builtin_expect(static_cast<uint64_t>(v) >= static_cast<uint64_t>(size), 0)) {
+      if (v < 0) v += size;
+      if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size)) {
+        bad(j);
+        continue;
+      }
+    }
+    f(j, v);
+  }
+}
+
 void lower_fault(uint64_t* fault, int64_t position) {
   const uint64_t f = ~static_cast<uint64_t>(position);
 #pragma omp critical(ember_index_fault)
@@ -84,25 +108,12 @@ void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointe
         }
         return;
       }
-      // One pass with no branch: an index out of range reads row 0 instead and clears
-      // `in_range`; then the run is walked again to report the first such position.
-      bool in_range = true;
-      for (int64_t j = 0; j < len; ++j) {
-        int64_t v = ix[j * si];
-        v += v < 0 ? size : 0;
-        const bool in = static_cast<uint64_t>(v) < static_cast<uint64_t>(size);
-        in_range &= in;
-        o[j * so] = x[j * ss + (in ? v : 0) * stride];
-      }
-      if (in_range) return;
-      for (int64_t j = 0; j < len; ++j) {
-        int64_t v = ix[j * si];
-        if (v < 0) v += size;
-        if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size))
-          lower_fault(fault, first + j);
-        else
-          o[j * so] = x[j * ss + v * stride];
-      }
+      auto bad = [&](int64_t j) { lower_fault(fault, first + j); };
+      if (so == 1 && si == 1 && ss == 0 && stride == 1)  // along a contiguous last dim
+        for_each_index(ix, 1, size, len, [&](int64_t j, int64_t v) { o[j] = x[v]; }, bad);
+      else
+        for_each_index(ix, si, size, len,
+                       [&](int64_t j, int64_t v) { o[j * so] = x[j * ss + v * stride]; }, bad);
       return;
     }
     for (int64_t j = 0; j < len; ++j) {
@@ -218,41 +229,16 @@ void scatter(ScatterMode mode, const IndexIteration& it, const IndexedDims& dims
           q += n;
           return;
         }
-        // The run's indices checked first (a loop that vectorises), so that the writes below
-        // are a loop with no branch; the mode is chosen once per run, so that the loop is a
-        // plain indexed add or store. A run with an index out of range takes the checked loop.
-        int64_t outside = 0;  // an integer OR, so that the unit-stride loop vectorises
-        if (si == 1) {
-          for (int64_t j = 0; j < n; ++j) outside |= (ix[j] < -size) | (ix[j] >= size);
-        } else {
-          for (int64_t j = 0; j < n; ++j) outside |= (ix[j * si] < -size) | (ix[j * si] >= size);
-        }
-        const bool in_range = outside == 0;
+        // One pass (Note [Index runs in one pass]); the mode is chosen once per run, so that
+        // the loop is a plain indexed add or store.
         auto each = [&](auto write) {
-          if (in_range) {
-            if (sd == 0 && si == 1 && ss == 1) {  // scatter along a row: the common layout
-              T* row = d;
-              for (int64_t j = 0; j < n; ++j) {
-                const int64_t v = ix[j];
-                write(row + (v + (v < 0 ? size : 0)) * stride, x[j]);
-              }
-            } else {
-              for (int64_t j = 0; j < n; ++j) {
-                const int64_t v = ix[j * si];
-                write(d + j * sd + (v + (v < 0 ? size : 0)) * stride, x[j * ss]);
-              }
-            }
-            q += n;
-            return;
-          }
-          for (int64_t j = 0; j < n; ++j) {
-            int64_t v = ix[j * si];
-            if (v < 0) v += size;
-            if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size))
-              lower_fault(fault, full(q + j));
-            else
+          auto bad = [&](int64_t j) { lower_fault(fault, full(q + j)); };
+          if (sd == 0 && si == 1 && ss == 1 && stride == 1)  // along a contiguous last dim
+            for_each_index(ix, 1, size, n, [&](int64_t j, int64_t v) { write(d + v, x[j]); }, bad);
+          else
+            for_each_index(ix, si, size, n, [&](int64_t j, int64_t v) {
               write(d + j * sd + v * stride, x[j * ss]);
-          }
+            }, bad);
           q += n;
         };
         if (mode == ScatterMode::assign)

@@ -66,6 +66,10 @@ TEST_CASE("gradcheck: gather, scatter, scatter_add, index_select, index_add, tak
   const Tensor si = idx({0, 4, 2, 1, 3, 0, 2, 1, 4}, {3, 3});
   expect_gradcheck([&](const auto& in) { return scatter(in[0], 1, si, in[1]); }, {x, src});
   expect_gradcheck([&](const auto& in) { return scatter_add(in[0], 1, gi, in[1]); }, {x, src});
+  const Tensor src_same = random_leaf({3, 3}, g);  // the index's own shape
+  expect_gradcheck([&](const auto& in) { return scatter(in[0], 1, si, in[1]); }, {x, src_same});
+  expect_gradcheck([&](const auto& in) { return scatter_add(in[0], 1, gi, in[1]); },
+                   {x, src_same});
   const Tensor sel = idx({4, 0, 4}, {3});
   expect_gradcheck([&](const auto& in) { return index_select(in[0], 1, sel); }, {x});
   const Tensor s2 = random_leaf({4, 3}, g);

@@ -24,6 +24,35 @@ Tensor iota(const Shape& s, DType t = kFloat64) {
 }
 }  // namespace
 
+TEST_CASE("fill_ stores the value rounded to the dtype in every element, -0.0 included") {
+  // A contiguous cpu tensor is filled with the value's bytes; the expected values are the
+  // dtypes' own roundings of 1/3, written out.
+  const int64_t n = 1000;  // long enough for the vector loops
+  auto each = [&](const Tensor& t, double want) {
+    for (double v : t.to_vector<double>()) CHECK(v == want);
+  };
+  each(full({n}, 1.0 / 3, kFloat32), static_cast<double>(1.0f / 3));
+  each(full({n}, 1.0 / 3, kFloat16), 0.333251953125);
+  each(full({n}, 1.0 / 3, kBFloat16), 0.333984375);
+  each(full({n}, 1.0 / 3, kFloat64), 1.0 / 3);
+  each(full({n}, -7.9, kInt32), -7);
+  each(full({n}, 9007199254740993.0, kInt64), 9007199254740992.0);
+  each(full({n}, 200, kUInt8), 200);
+  each(full({n}, 2.0, kBool), 1);
+  for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    CAPTURE(t);
+    Tensor z = ones({n}, t);
+    z.fill_(-0.0);
+    for (double v : z.to_vector<double>()) CHECK((v == 0.0 && std::signbit(v)));
+    z.fill_(0.0);
+    for (double v : z.to_vector<double>()) CHECK((v == 0.0 && !std::signbit(v)));
+  }
+  Tensor m = zeros({4, 6});  // a strided view takes the copy engine
+  m.select(1, 2).fill_(5.0);
+  const std::vector<float> mv = m.to_vector<float>();
+  for (int64_t i = 0; i < 24; ++i) CHECK(mv[i] == (i % 6 == 2 ? 5.0f : 0.0f));
+}
+
 TEST_CASE("factories") {
   Tensor z = zeros({2, 3});
   CHECK(z.shape() == Shape{2, 3});

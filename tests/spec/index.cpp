@@ -275,6 +275,38 @@ TEST_CASE("gather, index_select, scatter_, scatter_add_ and index_add_ along a d
   });
 }
 
+TEST_CASE("gather and scatter_add_ along a contiguous last dim: rows in range, and with negatives") {
+  // The cpu walks a run along a contiguous last dim in a loop of its own (Note [Index runs in
+  // one pass]), where a negative index takes the branch that wraps it. Rows without and with
+  // negative indices, against references walked here in float64.
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  const int64_t rows = 6, size = 37, len = 53;
+  std::uniform_int_distribution<int64_t> u(0, size - 1);
+  std::vector<int64_t> iv(rows * len);
+  for (int64_t& v : iv) v = u(g);
+  for (int64_t j = 0; j < len; j += 5) iv[3 * len + j] -= size;  // row 3: every 5th negative
+  const Tensor idx = from_vector(iv, {rows, len});
+  const Tensor x = random_tensor({rows, size}, kFloat32, -1, 1, g);
+  const Tensor src = random_tensor({rows, len}, kFloat32, -1, 1, g);
+  const std::vector<double> xv = x.to_vector<double>(), sv = src.to_vector<double>();
+  std::vector<double> want_gather, want_sum(rows * size, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t at = r * size + wrap(iv[r * len + j], size);
+      want_gather.push_back(xv[at]);
+      want_sum[at] += sv[r * len + j];
+    }
+  for_each_target([&](Device dev) {
+    check_result(ops::gather(x.to(dev), 1, idx.to(dev)), dev, kFloat32, {rows, len}, want_gather,
+                 {0, 0, 0});
+    Tensor y = zeros({rows, size}, {kFloat32, dev});
+    ops::scatter_(y, 1, idx.to(dev), src.to(dev), true);
+    check_result(y, dev, kFloat32, {rows, size}, want_sum, scaled_tolerance(kFloat32, len));
+  });
+}
+
 TEST_CASE("repeated indices sum in position order: the same bits on every target") {
   // Many values onto few slots: the order of the additions decides the float32 rounding, so every
   // target must give the cpu's result exactly (Note [Scatter order]).
