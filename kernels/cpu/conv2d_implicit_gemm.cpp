@@ -314,10 +314,10 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
             const float* a = ap + (g * nb + b) * d * mr;
             float* out = y + (n * s.k + k0) * p + p0;
             if (cols == kNr && rows == mr) {
-              uk.fwd_padded(d, a, off.data(), b0, b1, bb, out, p);
+              uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, out, p);
               continue;
             }
-            uk.fwd_padded(d, a, off.data(), b0, b1, bb, tile, kNr);
+            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, tile, kNr);
             for (int64_t i = 0; i < rows; ++i)
               std::memcpy(out + i * p, tile + i * kNr, sizeof(float) * cols);
           }
@@ -355,10 +355,10 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
           if (whole && rows == mr) {
-            uk.fwd(d, a, bp, bb, y + (runs[0].n * s.k + k0) * p + p0, p);
+            uk.fwd(d, rows, a, bp, bb, y + (runs[0].n * s.k + k0) * p + p0, p);
             continue;
           }
-          uk.fwd(d, a, bp, bb, tile, kNr);
+          uk.fwd(d, rows, a, bp, bb, tile, kNr);
           for (int64_t i = 0; i < rows; ++i)
             for (int u = 0; u < nr; ++u)
               std::memcpy(y + (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
@@ -426,11 +426,15 @@ double work(const Ukernels& uk, const ConvShape& s, ConvDirection pass) {
   }
   const ConvShape t = pass == ConvDirection::backward_data ? transposed_shape(s) : s;
   if (pass == ConvDirection::backward_filter) return bwd_filter_work(uk, t);
-  const double d = double(taps(t)), kpad = double(round_up(t.kg(), uk.mr));
+  // The filter rows computed: whole blocks, then the last in steps (Note [Blocks of fewer
+  // filters] in kernels/cpu/conv2d_implicit_gemm_avx2.cpp).
+  const int64_t kg = t.kg(), tail = kg % uk.mr;
+  const double d = double(taps(t));
+  const double kpad = double(kg - tail + (tail ? round_up(tail, uk.tail_step) : 0));
   const double gather = image_path(t) ? d / 16.0 : d;  // per column: copy once, or gather per tap
   // The whole panels' multiply-adds and gathers, and the filters packed (one unit per value);
   // the threads share both.
-  const double packed = double(t.groups) * kpad * d;
+  const double packed = double(t.groups * round_up(kg, uk.mr)) * d;
   return (computed_columns(t) * (d * kpad / double(uk.lanes) + gather) + packed) /
          double(threads_for(t));
 }

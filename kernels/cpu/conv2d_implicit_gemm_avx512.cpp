@@ -125,9 +125,10 @@ void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, 
   }
 }
 
-// c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed).
-void kernel_fwd(int64_t d, const float* a, const float* b, const float* bias, float* c,
-                int64_t ldc) {
+// c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed): all kMr
+// rows, whatever the block's `rows` (a block of fewer filters is packed with zeros past them).
+void kernel_fwd(int64_t d, int64_t /*rows*/, const float* a, const float* b, const float* bias,
+                float* c, int64_t ldc) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
@@ -151,8 +152,9 @@ void kernel_fwd(int64_t d, const float* a, const float* b, const float* bias, fl
 
 // As kernel_fwd, with the panel's two halves read straight from padded images at b0 and b1 plus
 // the tap's offset (Note [Padded images]).
-void kernel_fwd_padded(int64_t d, const float* a, const int64_t* off, const float* b0p,
-                       const float* b1p, const float* bias, float* c, int64_t ldc) {
+void kernel_fwd_padded(int64_t d, int64_t /*rows*/, const float* a, const int64_t* off,
+                       const float* b0p, const float* b1p, const float* bias, float* c,
+                       int64_t ldc) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
@@ -328,6 +330,7 @@ float sum_lanes(const float* v) {
 }  // namespace
 
 extern const Ukernels kAvx512Ukernels = {"avx512",
+                                         kMr,
                                          kMr,
                                          16,
                                          kLaneK,
