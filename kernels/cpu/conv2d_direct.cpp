@@ -14,15 +14,6 @@
 namespace ember::kernels::cpu {
 namespace {
 
-// The widest vector register the build's -march offers, in bytes.
-#if defined(__AVX512F__)
-constexpr int kVectorBytes = 64;
-#elif defined(__AVX__)
-constexpr int kVectorBytes = 32;
-#else
-constexpr int kVectorBytes = 16;
-#endif
-
 // Depthwise (groups == C == K: one filter per channel): each output plane is a 2-D stencil of
 // one input plane, computed as a 1-D stencil (Note [Polyphase depthwise]).
 //

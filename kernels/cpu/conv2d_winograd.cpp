@@ -44,14 +44,14 @@ void filter_transform(const WinogradGeometry& g, const T* w, T* u) {
 }
 
 // Note [Winograd lanes]: the input and output transforms run on kLanes tiles at once, one tile
-// per lane of a vector (GCC's vector extension, 64 bytes: one AVX-512 register), so the
+// per lane of a vector (GCC's vector extension, one register of the build: kVectorBytes), so the
 // textbook's scalar transforms of kernels/winograd_math.h run as vector code; V and M hold
 // consecutive tiles contiguously, so each lane group is one vector load or store there, and only
 // the image side is gathered or scattered lane by lane.
 template <typename E>
 struct Lanes {
-  static constexpr int kCount = 64 / sizeof(E);
-  typedef E Vec __attribute__((vector_size(64)));
+  static constexpr int kCount = kVectorBytes / sizeof(E);
+  typedef E Vec __attribute__((vector_size(kVectorBytes)));
   Vec v;
 
   Lanes() = default;

@@ -20,6 +20,17 @@ namespace ember::kernels::cpu {
 // more than the work.
 constexpr int64_t kParallelGrain = 32768;
 
+// The widest vector register the build's -march offers, in bytes: the size of the GCC vector
+// extensions the kernels compute with (wider ones are split by the compiler, sometimes through
+// the integer registers).
+#if defined(__AVX512F__)
+constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+constexpr int kVectorBytes = 32;
+#else
+constexpr int kVectorBytes = 16;
+#endif
+
 // clamp(x, lo, hi) as every cpu kernel computes it: a NaN fails both comparisons and passes
 // through; the branch-free form vectorises.
 template <typename T>
