@@ -123,6 +123,7 @@ EnvReport collect_env_report() {
   r.cudnn_loaded_version = libs.cudnn_loaded;
   r.cublas_header_version = libs.cublas_header;
   r.cublas_loaded_version = libs.cublas_loaded;
+  r.cublas_error = libs.cublas_error;
   const CudnnLibs cudnn = loaded_cudnn_libs();
   r.cudnn_path = cudnn.path;
 
@@ -175,8 +176,10 @@ std::string env_report_text(const EnvReport& r) {
                                         ", loaded " + library_version_string(r.cudnn_loaded_version)
                                   : "not built");
   row("cuBLAS", r.built_with_cudnn
-                    ? "header " + library_version_string(r.cublas_header_version) + ", loaded " +
-                          library_version_string(r.cublas_loaded_version)
+                    ? "header " + library_version_string(r.cublas_header_version) +
+                          (r.cublas_error.empty()
+                               ? ", loaded " + library_version_string(r.cublas_loaded_version)
+                               : ", " + r.cublas_error)
                     : (r.built_with_cuda ? "linked" : "not built"));
   os << "Machine\n";
   row("NVIDIA driver", r.cuda_driver_version ? "supports CUDA " +
@@ -219,7 +222,9 @@ std::string env_report_json(const EnvReport& r) {
                 {"usable", r.cudnn_usable},
                 {"reason", r.cudnn_reason},
                 {"warnings", r.cudnn_warnings}};
-  j["cublas"] = {{"header", r.cublas_header_version}, {"loaded", r.cublas_loaded_version}};
+  j["cublas"] = {{"header", r.cublas_header_version},
+                 {"loaded", r.cublas_loaded_version},
+                 {"error", r.cublas_error}};
   j["cuda_usable"] = r.cuda_usable;
   j["cuda_reason"] = r.cuda_reason;
   j["gpus"] = nlohmann::json::array();

@@ -21,6 +21,7 @@ struct EnvReport {
   int cuda_runtime_version = 0, cuda_driver_version = 0;
   int cudnn_header_version = 0, cudnn_loaded_version = 0;  // e.g. 91900; 0 if absent
   int cublas_header_version = 0, cublas_loaded_version = 0;
+  std::string cublas_error;  // why cuBLAS could not be loaded ("" when it was or is not built)
   std::string cudnn_path;  // the cuDNN library loaded ("" when none or unknown)
   // Whether that cuDNN can serve Ember here (runtime/cudnn_versions.h): why not, and warnings.
   bool cudnn_usable = false;
@@ -47,6 +48,7 @@ std::string env_report_json(const EnvReport& r);
 // Versions of the GPU libraries this build links (0 where absent); see runtime/gpu_libs.cpp.
 struct GpuLibVersions {
   int cudnn_header = 0, cudnn_loaded = 0, cublas_header = 0, cublas_loaded = 0;
+  std::string cublas_error;  // why cuBLAS could not be loaded ("" when it was)
 };
 GpuLibVersions gpu_lib_versions();
 

@@ -1,11 +1,12 @@
 // Versions of cuDNN and cuBLAS: the headers this build was compiled with, and the libraries
 // actually loaded (they can differ when the loader finds another copy).
-#include <cublas_api.h>
 #include <cudnn.h>
 #include <dlfcn.h>
 
+#include "runtime/cublas_api.h"
 #include "runtime/cudnn_versions.h"
 #include "runtime/env.h"
+#include "runtime/error.h"
 
 namespace ember {
 
@@ -14,11 +15,16 @@ GpuLibVersions gpu_lib_versions() {
   v.cudnn_header = CUDNN_VERSION;
   v.cudnn_loaded = static_cast<int>(cudnnGetVersion());
   v.cublas_header = CUBLAS_VERSION;
-  int major = 0, minor = 0, patch = 0;
-  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
-    v.cublas_loaded = major * 10000 + minor * 100 + patch;
+  try {  // loads cuBLAS (Note [cuBLAS loaded on first use]); 0 when it cannot be loaded
+    const CublasApi& api = cublas_api();
+    int major = 0, minor = 0, patch = 0;
+    if (api.get_property(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        api.get_property(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        api.get_property(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+      v.cublas_loaded = major * 10000 + minor * 100 + patch;
+  } catch (const CublasError& e) {
+    v.cublas_error = e.what();
+  }
   return v;
 }
 

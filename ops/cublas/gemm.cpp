@@ -6,7 +6,6 @@
 // itself with leading dimension cs when rs == 1, so M^T is op T of it.
 #include "ops/cublas/gemm.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/cublas_api.h"
 #include "runtime/cuda_check.h"
 #include "runtime/error.h"
 
@@ -162,9 +162,10 @@ void with_handle(const GemmShape& s, int device, gpu::Stream stream, F&& f) {
   if (hs.per_device.size() <= static_cast<size_t>(device))
     hs.per_device.resize(static_cast<size_t>(device) + 1, nullptr);
   cublasHandle_t& h = hs.per_device[static_cast<size_t>(device)];
-  if (!h) EMBER_CUBLAS_CHECK(cublasCreate(&h), device);
-  EMBER_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)), device);
-  EMBER_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), device);
+  const CublasApi& api = cublas_api();  // Note [cuBLAS loaded on first use]
+  if (!h) EMBER_CUBLAS_CHECK(api.create(&h), device);
+  EMBER_CUBLAS_CHECK(api.set_stream(h, static_cast<cudaStream_t>(stream)), device);
+  EMBER_CUBLAS_CHECK(api.set_math_mode(h, CUBLAS_DEFAULT_MATH), device);
   f(h, call);
 }
 
@@ -187,14 +188,14 @@ void gemm_batched(DType t, const GemmShape& s, const void* a, const void* b, voi
   with_handle(s, device, stream, [&](cublasHandle_t h, const Call& q) {  // K = 0 gives zeros
     if (t == DType::f32) {
       const float one = 1, zero = 0;
-      EMBER_CUBLAS_CHECK(cublasSgemmStridedBatched(
+      EMBER_CUBLAS_CHECK(cublas_api().sgemm_strided_batched(
                              h, q.op_a, q.op_b, q.m, q.n, q.k, &one, static_cast<const float*>(b),
                              q.lda, q.stride_a, static_cast<const float*>(a), q.ldb, q.stride_b,
                              &zero, static_cast<float*>(c), q.ldc, q.stride_c, q.batch),
                          device);
     } else {
       const double one = 1, zero = 0;
-      EMBER_CUBLAS_CHECK(cublasDgemmStridedBatched(
+      EMBER_CUBLAS_CHECK(cublas_api().dgemm_strided_batched(
                              h, q.op_a, q.op_b, q.m, q.n, q.k, &one, static_cast<const double*>(b),
                              q.lda, q.stride_a, static_cast<const double*>(a), q.ldb, q.stride_b,
                              &zero, static_cast<double*>(c), q.ldc, q.stride_c, q.batch),
@@ -211,7 +212,7 @@ void gemm_tc(const kernels::TcGemm& g, const void* a, const void* b, void* c, in
                     "cublas gemm_tc: expected a float32, float16 or bfloat16 result, got ", g.out);
   with_handle(g.shape, device, stream, [&](cublasHandle_t h, const Call& q) {
     EMBER_CUBLAS_CHECK(
-        cublasGemmStridedBatchedEx(h, q.op_a, q.op_b, q.m, q.n, q.k, &g.alpha, b, cuda_type(g.in),
+        cublas_api().gemm_strided_batched_ex(h, q.op_a, q.op_b, q.m, q.n, q.k, &g.alpha, b, cuda_type(g.in),
                                    q.lda, q.stride_a, a, cuda_type(g.in), q.ldb, q.stride_b,
                                    &g.beta, c, cuda_type(g.out), q.ldc, q.stride_c, q.batch,
                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),

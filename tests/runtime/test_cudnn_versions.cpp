@@ -129,3 +129,24 @@ TEST_CASE("cudnn versions: this build's library, and the doctor's verdict") {
 }
 
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST_CASE("cuBLAS: loaded on first use; the report names the version loaded") {
+  // Asking for the report loads it (Note [cuBLAS loaded on first use] in runtime/cublas_api.h).
+  const EnvReport r = collect_env_report();
+  if (!EMBER_HAVE_CUBLAS) {
+    CHECK(r.cublas_loaded_version == 0);
+    return;
+  }
+  CAPTURE(r.cublas_error);
+  CHECK(r.cublas_error.empty());
+  CHECK(r.cublas_header_version > 0);
+  CHECK(r.cublas_loaded_version / 10000 == r.cublas_header_version / 10000);
+  CHECK(contains(env_report_text(r), "cuBLAS"));
+  CHECK(contains(env_report_json(r), "\"error\": \"\""));
+}
+
+}  // namespace
+}  // namespace ember
