@@ -198,6 +198,42 @@ def test_inplace_ops():
     assert p.tolist() == [0.5, 0.5]
 
 
+def test_fill_and_zero_write_in_place_and_keep_autograd_rules():
+    # Where autograd records nothing, fill_ and zero_ write straight into the tensor's memory.
+    x = ember.ones(3, 4)
+    v0 = x._version
+    assert x.zero_() is x and x.tolist() == [[0.0] * 4] * 3
+    assert x._version > v0
+    x[1].fill_(2.5)  # through a view: the base sees it
+    assert x.tolist() == [[0.0] * 4, [2.5] * 4, [0.0] * 4]
+    i = ember.zeros(3, dtype=ember.int64)
+    i.fill_(2**60 + 1)  # beyond a double's integers: exact all the same
+    assert i.tolist() == [2**60 + 1] * 3
+    assert ember.zeros(2, dtype=ember.bool).fill_(True).tolist() == [True, True]
+    assert ember.zeros(2, dtype=ember.int32).fill_(-7.9).tolist() == [-7, -7]
+    h = ember.zeros(2, dtype=ember.float16).fill_(1 / 3)
+    assert h.tolist() == [0.333251953125] * 2
+    p = ember.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="leaf tensor that requires grad"):
+        p.fill_(1.0)
+    with ember.no_grad():
+        p.zero_()
+    assert p.tolist() == [0.0, 0.0]
+    # A tensor saved for backward and filled since is reported when the backward runs.
+    a = ember.ones(3, requires_grad=True)
+    b = a * 1.0
+    c = b * b
+    with ember.no_grad():
+        b.fill_(5.0)
+    with pytest.raises(Exception, match="modified by an inplace operation|version"):
+        c.sum().backward()
+    # Under autograd the write is recorded: the gradient of what was overwritten is zero.
+    d = a * 2.0
+    d.fill_(7.0)
+    (d * a).sum().backward()
+    assert a.grad.tolist() == [7.0, 7.0, 7.0]
+
+
 def test_integer_overflow_is_a_value_error():
     with pytest.raises(ValueError, match="int64"):
         ember.tensor([1, 2**70])
