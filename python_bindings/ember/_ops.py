@@ -183,10 +183,37 @@ def _filled(s, value):
     return _C._full(tuple(s.shape), float(value), s.dtype, s.device)
 
 
+def _direct(self, src):
+    """Whether an in-place write of src's values into self can skip autograd: nothing to record
+    (grad mode off, or neither requires grad) and src a tensor of self's dtype and device, so
+    that the op's own checks are the recorded form's."""
+    return (isinstance(src, Tensor) and src.dtype == self.dtype and src.device == self.device
+            and not (_C.is_grad_enabled() and (self.requires_grad or src.requires_grad)))
+
+
+def _scatter_add_(self, dim, index, src):
+    if _direct(self, src):
+        _C._scatter_direct_(self, dim, index, src, True)
+        return self
+    return _C._apply_inplace(self, "scatter_add_", _tensors(index, src),
+                             lambda s: _C.scatter_add(s, dim, index, src))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    if alpha == 1 and _direct(self, source):
+        _C._index_add_direct_(self, dim, index, source)
+        return self
+    return _C._apply_inplace(self, "index_add_", _tensors(index, source),
+                             lambda s: _C.index_add(s, dim, index, source, alpha=alpha))
+
+
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     if reduce not in (None, "add"):
         raise ValueError(f"scatter_: reduce must be None or 'add', got {reduce!r}")
     source = src if src is not None else value
+    if _direct(self, source):
+        _C._scatter_direct_(self, dim, index, source, reduce == "add")
+        return self
     fn = _C.scatter_add if reduce == "add" else _C.scatter
     return _C._apply_inplace(self, "scatter_", _tensors(index, source),
                              lambda s: fn(s, dim, index, source))
@@ -234,9 +261,6 @@ _INPLACE = {
 
     "lerp_": lambda s, end, weight: _C.lerp(s, end, weight),
     "masked_fill_": lambda s, mask, value: _C.masked_fill(s, mask, value),
-    "scatter_add_": lambda s, dim, index, src: _C.scatter_add(s, dim, index, src),
-    "index_add_": lambda s, dim, index, source, *, alpha=1: _C.index_add(s, dim, index, source,
-                                                                         alpha=alpha),
     "index_copy_": lambda s, dim, index, source: _index_copy(s, dim, index, source),
     "tril_": lambda s, diagonal=0: _C.tril(s, diagonal),
     "triu_": lambda s, diagonal=0: _C.triu(s, diagonal),
@@ -353,6 +377,8 @@ def _install():
         "clip": clip,
         "copy_": _copy_,
         "scatter_": _scatter_,
+        "scatter_add_": _scatter_add_,
+        "index_add_": _index_add_,
         "index_put_": _index_put_,
         "index_fill_": _index_fill_,
     })

@@ -71,6 +71,13 @@ void init_tensor_ops(pb::module_& m) {
                           bool accumulate) -> Tensor& {
     return index_put_(x, index_items(indices, x.device()), values, accumulate);
   }, pb::return_value_policy::reference_internal);
+  // Writes into x with no autograd record, for the in-place methods where autograd has nothing
+  // to record (ember/_ops.py); they check their arguments as the recorded forms do.
+  m.def("_scatter_direct_", [](Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
+                               bool add) { ops::scatter_(x, dim, index, src, add); });
+  m.def("_index_add_direct_", [](Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+    ops::index_add_(x, dim, index, src);
+  });
   m.def("embedding", [](const Tensor& input, const Tensor& weight, const pb::object& padding_idx,
                         bool scale_grad_by_freq) {
     return embedding(input, weight, opt_dim(padding_idx), scale_grad_by_freq);

@@ -356,6 +356,43 @@ def test_inplace_ops_match_pytorch(device, rng):
         assert ey._version > 0
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_inplace_index_writes_without_autograd_match_pytorch(device, rng):
+    # Nothing requires grad: scatter_, scatter_add_ and index_add_ write straight into x.
+    a, s = rng.standard_normal((3, 5)), rng.standard_normal((3, 4))
+    cases = [
+        ("scatter_add_", lambda x, y: x.scatter_add_(1, _idx(x, [[0, 4, 4, 1]] * 3), y)),
+        ("scatter_", lambda x, y: x.scatter_(1, _idx(x, [[0, 4, 2, 1]] * 3), y)),
+        ("scatter_ add", lambda x, y: x.scatter_(1, _idx(x, [[3, 3, 3, 0]] * 3), y, reduce="add")),
+        ("index_add_", lambda x, y: x.index_add_(1, _idx(x, [4, 0, 4, 2]), y)),
+    ]
+    for name, f in cases:
+        e, t = both(a, device)
+        es, ts = both(s, device)
+        ev = e._version
+        assert f(e, es) is e, f"{name} must return the tensor it changed"
+        f(t, ts)
+        check(e, t, name)
+        assert e._version > ev
+        with ember.no_grad():  # a leaf that requires grad, written under no_grad
+            e2, t2 = both(a, device, requires_grad=True)
+            f(e2, es)
+        with torch.no_grad():
+            f(t2, ts)
+        check(e2.detach(), t2.detach(), name + " under no_grad")
+    # A saved tensor written since is still reported, and a dtype that differs is refused.
+    x = ember.ones(3, 5, requires_grad=True, device=device)
+    y = x * 1.0
+    z = y * y
+    with ember.no_grad():
+        y.index_add_(0, ember.tensor([0], device=device), ember.ones(1, 5, device=device))
+    with pytest.raises(ember.Error, match="modified"):
+        z.sum().backward()
+    with pytest.raises(ember.Error):
+        ember.zeros(3, dtype=ember.int64, device=device).scatter_add_(
+            0, ember.tensor([0], device=device), ember.ones(1, device=device))
+
+
 def _idx(x, values):
     """An index tensor of the same library and device as x."""
     if isinstance(x, ember.Tensor):
