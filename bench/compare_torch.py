@@ -10,13 +10,14 @@ bilinear x2 interpolation of [16,64,64,64], as timed by build/bin/bench_train_st
 its own and reports its maximum resident set size.
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--repeats 5]
-    /usr/bin/python3 bench/compare_torch.py --ops-cpu-time [--build build] [--repeats 9]
+    /usr/bin/python3 bench/compare_torch.py --ops-cpu-time [--threads 2] [--build build] [--repeats 9]
 
 --ops-cpu-time times the four layer rows and the tensor-op rows (gather, scatter_add, an
 embedding-style index_select, einsum) on one thread in the same process, through Ember's
 Python bindings (<build>/python) and PyTorch alternately, in thread CPU time (best of
 --repeats): on a machine shared with other work, wall time swings by several times between
-runs while CPU time of interleaved runs stays comparable.
+runs while CPU time of interleaved runs stays comparable. With --threads 2 both run on two
+threads and the best wall time of the interleaved runs is compared.
 
 Needs Debian's python3-torch (apt-get install python3-torch).
 """
@@ -165,15 +166,17 @@ def op_fwd_bwd(op, shapes, out, lib=torch):
     return run
 
 
-def ops_cpu_time(build, repeats):
-    """The layer and tensor-op rows on one thread, Ember and PyTorch alternately, best thread CPU
-    time."""
+def ops_cpu_time(build, repeats, threads=1):
+    """The layer and tensor-op rows, Ember and PyTorch alternately: on one thread the best thread
+    CPU time; on more (where the calling thread's CPU time is not the op's) the best wall time."""
     sys.path.insert(0, str(Path(build) / "python"))
     import ember
-    torch.set_num_threads(1)
-    ember.set_num_threads(1)  # thread CPU time counts the calling thread's work only
-    print(f"Ember vs PyTorch {torch.__version__} (CPU), 1 thread, interleaved, best of {repeats} "
-          "runs of thread CPU time, milliseconds")
+    torch.set_num_threads(threads)
+    ember.set_num_threads(threads)  # thread CPU time counts the calling thread's work only
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    what = "thread CPU time" if threads == 1 else "wall time"
+    print(f"Ember vs PyTorch {torch.__version__} (CPU), {threads} thread{'s' if threads > 1 else ''}, "
+          f"interleaved, best of {repeats} runs of {what}, milliseconds")
     print(f"  {'row':44} {'ember ms':>10} {'torch ms':>10} {'ember/torch':>12}")
     for name, op, shapes, out in LAYER_ROWS + TENSOR_OP_ROWS:
         fns = [op_fwd_bwd(lambda *a, lib=lib: op(lib, *a), shapes, out, lib) for lib in (ember, torch)]
@@ -182,9 +185,9 @@ def ops_cpu_time(build, repeats):
             f()
         for _ in range(repeats):
             for i, f in enumerate(fns):
-                t0 = time.thread_time()
+                t0 = clock()
                 f()
-                best[i] = min(best[i], (time.thread_time() - t0) * 1e3)
+                best[i] = min(best[i], (clock() - t0) * 1e3)
         print(f"  {name:44} {best[0]:10.2f} {best[1]:10.2f} {best[0] / best[1]:12.2f}")
 
 
@@ -209,11 +212,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--ops-cpu-time", action="store_true",
-                    help="only the layer rows, interleaved, in thread CPU time (1 thread)")
+                    help="only the layer and tensor-op rows, interleaved: thread CPU time on one "
+                         "thread, wall time with --threads 2")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="--ops-cpu-time: threads for both frameworks (default 1)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.ops_cpu_time:
-        ops_cpu_time(args.build, args.repeats)
+        ops_cpu_time(args.build, args.repeats, args.threads)
         return 0
     step = "step resnet20 cifar b128"
     if args.child:  # a PyTorch process of its own for the peak-memory row
