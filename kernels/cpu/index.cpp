@@ -146,10 +146,10 @@ void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointe
   // one; so the row kPrefetchRows runs ahead is requested before this one is copied. Measured on
   // 16384 rows of 512 bytes from a 25 MB table: 1.5-2x faster than the copies alone.
   constexpr int64_t kPrefetchRows = 8, kPrefetchBytes = 4096;
-  const bool rows = dims.count == 1 && st[2] == 0 && st[1] == int64_t{sizeof(E)};
+  const bool whole_rows = dims.count == 1 && st[2] == 0 && st[1] == int64_t{sizeof(E)};
   const int64_t row_bytes = std::min<int64_t>(n * int64_t{sizeof(E)}, kPrefetchBytes);
-  auto row_at = [&](int64_t k, int64_t end) {
-    if (rows && k + kPrefetchRows < end) {
+  auto run_prefetching = [&](int64_t k, int64_t end) {
+    if (whole_rows && k + kPrefetchRows < end) {
       const auto p = at(k + kPrefetchRows);
       int64_t v = *reinterpret_cast<const int64_t*>(p[2]);
       v += v < 0 ? dims.sizes[0] : 0;
@@ -161,11 +161,11 @@ void gather(const IndexIteration& it, const IndexedDims& dims, const IndexPointe
     run(at(k), k * n, n);
   };
   if (outer * n < kParallelGrain || omp_get_max_threads() == 1 || omp_in_parallel()) {
-    for (int64_t k = 0; k < outer; ++k) row_at(k, outer);
+    for (int64_t k = 0; k < outer; ++k) run_prefetching(k, outer);
     return;
   }
 #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < outer; ++k) row_at(k, outer);
+  for (int64_t k = 0; k < outer; ++k) run_prefetching(k, outer);
 }
 
 // Note [Parallel scatter on the cpu]
