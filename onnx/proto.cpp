@@ -55,13 +55,20 @@ Shape checked_dims(const TP& t, const std::string& what) {
   return shape;
 }
 
-// Copies `count` values of a repeated field into dst as T, or says why it cannot.
+// The repeated field that holds the values of a tensor of `dtype` without raw data (float16,
+// bfloat16, uint8 and bool values sit one per int32), its name, and how many it holds.
+int64_t typed_count(const TP& t, DType dtype, const char** name) {
+  switch (dtype) {
+    case DType::f32: *name = "float_data"; return t.float_data_size();
+    case DType::f64: *name = "double_data"; return t.double_data_size();
+    case DType::i64: *name = "int64_data"; return t.int64_data_size();
+    default: *name = "int32_data"; return t.int32_data_size();
+  }
+}
+
+// Copies the `count` values of a repeated field into dst as T. requires: the field holds count.
 template <typename T, typename Field>
-void copy_field(const Field& field, int64_t count, void* dst, const std::string& what,
-                const char* field_name) {
-  if (field.size() != count)
-    EMBER_THROW(FormatError, what, ": ", field_name, " holds ", field.size(), " values, its shape ",
-                "needs ", count);
+void copy_field(const Field& field, int64_t count, void* dst) {
   T* out = static_cast<T*>(dst);
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(field.Get(static_cast<int>(i)));
 }
@@ -123,8 +130,8 @@ Tensor tensor_from_proto(const TP& t, const std::string& model_dir, const std::s
   const Shape shape = checked_dims(t, what);
   const int64_t n = checked_numel(shape);
   const size_t bytes = static_cast<size_t>(n) * itemsize(*dtype);
-  Tensor out = empty(shape, *dtype);
-  void* dst = out.data_ptr();
+  // The data's length is checked before the tensor is allocated: a shape the data does not fill
+  // never costs memory.
   const bool external = t.data_location() == TP::EXTERNAL;
   if (external || t.has_raw_data()) {
     const std::string ext = external ? read_external(t, model_dir, what) : std::string();
@@ -133,18 +140,26 @@ Tensor tensor_from_proto(const TP& t, const std::string& model_dir, const std::s
       EMBER_THROW(FormatError, what, ": ", external ? "external" : "raw", " data holds ",
                   raw.size(), " bytes, its shape ", shape, " of ", dtype_name(*dtype), " needs ",
                   bytes);
-    if (bytes) std::memcpy(dst, raw.data(), bytes);
+    Tensor out = empty(shape, *dtype);
+    if (bytes) std::memcpy(out.data_ptr(), raw.data(), bytes);
     return out;
   }
+  const char* field = nullptr;
+  const int64_t have = typed_count(t, *dtype, &field);
+  if (have != n)
+    EMBER_THROW(FormatError, what, ": ", field, " holds ", have, " values, its shape ", shape,
+                " needs ", n);
+  Tensor out = empty(shape, *dtype);
+  void* dst = out.data_ptr();
   switch (*dtype) {
-    case DType::f32: copy_field<float>(t.float_data(), n, dst, what, "float_data"); break;
-    case DType::f64: copy_field<double>(t.double_data(), n, dst, what, "double_data"); break;
-    case DType::i64: copy_field<int64_t>(t.int64_data(), n, dst, what, "int64_data"); break;
-    case DType::i32: copy_field<int32_t>(t.int32_data(), n, dst, what, "int32_data"); break;
-    case DType::u8: copy_field<uint8_t>(t.int32_data(), n, dst, what, "int32_data"); break;
-    case DType::b8: copy_field<bool>(t.int32_data(), n, dst, what, "int32_data"); break;
+    case DType::f32: copy_field<float>(t.float_data(), n, dst); break;
+    case DType::f64: copy_field<double>(t.double_data(), n, dst); break;
+    case DType::i64: copy_field<int64_t>(t.int64_data(), n, dst); break;
+    case DType::i32: copy_field<int32_t>(t.int32_data(), n, dst); break;
+    case DType::u8: copy_field<uint8_t>(t.int32_data(), n, dst); break;
+    case DType::b8: copy_field<bool>(t.int32_data(), n, dst); break;
     case DType::f16:  // the bits of each half value, one per int32
-    case DType::bf16: copy_field<uint16_t>(t.int32_data(), n, dst, what, "int32_data"); break;
+    case DType::bf16: copy_field<uint16_t>(t.int32_data(), n, dst); break;
   }
   return out;
 }

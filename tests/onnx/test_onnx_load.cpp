@@ -126,6 +126,23 @@ TEST_CASE("onnx load: tensor data is checked against shape x element size") {
   t.clear_raw_data();
   t.add_float_data(1);  // one value for two
   CHECK(error_of([&] { load_bytes(typed.bytes()); }).find("float_data holds 1 values") != std::string::npos);
+
+  // 2^39 elements (under the cap) with no data, or with 8 bytes of it: refused before anything
+  // is allocated (a FormatError, not an OutOfMemory after asking for 2 TiB).
+  for (bool raw : {false, true}) {
+    CAPTURE(raw);
+    ModelBuilder big;
+    big.input("x", {3}).output("y").node("Add", {"x", "w"}, {"y"});
+    auto& b = big.init("w", {2}, {0, 0});
+    if (!raw) b.clear_raw_data();
+    b.clear_dims();
+    b.add_dims(int64_t{1} << 20);
+    b.add_dims(int64_t{1} << 19);
+    CHECK_THROWS_AS(load_bytes(big.bytes()), FormatError);
+    CHECK(error_of([&] { load_bytes(big.bytes()); }).find(raw ? "raw data holds 8 bytes" :
+                                                          "float_data holds 0 values") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("onnx load: external data is read from inside the model's folder only") {
