@@ -282,18 +282,26 @@ void scatter(ScatterMode mode, const IndexIteration& it, const IndexedDims& dims
     walk(loop_of(it, sizeof(T)), base, [](int64_t q) { return q; });
     return;
   }
-  IndexIteration rest = it;  // the space without dim d
-  rest.sizes[d] = 1;
+  // Each thread takes one contiguous part [a0, a1) of dim d and walks its positions in row-major
+  // order, so that a run along d stays a run (a part per element of d walked the positions
+  // column by column: 3x slower than one thread for index_add_ of [16384, 128] rows).
   int64_t inner = 1;
   for (int k = d + 1; k < it.ndim; ++k) inner *= it.sizes[k];
-  const StridedLoop<kOps> sub = loop_of(rest, sizeof(T));
   const int64_t size = it.sizes[d];
-#pragma omp parallel for schedule(static)
-  for (int64_t a = 0; a < size; ++a) {
-    std::array<char*, kOps> at = base;
-    for (int k = 0; k < kOps; ++k)
-      at[k] += a * it.strides[k][d] * (k < 2 ? int64_t{sizeof(T)} : int64_t{sizeof(int64_t)});
-    walk(sub, at, [&](int64_t q) { return (q / inner * size + a) * inner + q % inner; });
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t a0 = size * t / nt, a1 = size * (t + 1) / nt, len = a1 - a0;
+    if (len > 0) {
+      IndexIteration part = it;  // the positions with a0 <= coordinate d < a1
+      part.sizes[d] = len;
+      std::array<char*, kOps> at = base;
+      for (int k = 0; k < kOps; ++k)
+        at[k] += a0 * it.strides[k][d] * (k < 2 ? int64_t{sizeof(T)} : int64_t{sizeof(int64_t)});
+      walk(loop_of(part, sizeof(T)), at, [&](int64_t q) {
+        return (q / (len * inner) * size + a0 + q / inner % len) * inner + q % inner;
+      });
+    }
   }
 }
 

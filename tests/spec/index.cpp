@@ -369,6 +369,16 @@ TEST_CASE("out-of-range indices raise IndexError naming the index and the size")
     CHECK_THROWS_AS(ops::scatter_(y, 0, zeros({2, 3}, {kInt64, dev}), zeros({1, 3}, {kFloat32, dev}),
                                   false),
                     ShapeError);
+    // Large enough for the cpu to split the columns between threads (Note [Parallel scatter on
+    // the cpu]): the bad index is still the one reported, with its value.
+    std::vector<int64_t> rows(20000, 1);
+    rows[12345] = 999;
+    Tensor z = zeros({5, 4}, {kFloat32, dev});
+    check_message(message_of([&] {
+                    ops::index_add_(z, 0, from_vector(rows, {20000}).to(dev),
+                                    ones({20000, 4}, {kFloat32, dev}));
+                  }),
+                  {"index_add_", "index 999 is out of bounds for dimension 0 with size 5"});
   });
 }
 
