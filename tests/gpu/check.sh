@@ -63,7 +63,8 @@ print(":".join(sorted(dirs)))
 EOF
 )"
   if [ -n "$wheel_libs" ]; then
-    # The toolkit's own libraries first: where it has cuBLAS, that is the one CMake linked.
+    # The toolkit's own libraries first: where it has cuBLAS, that is the one CMake found and the
+    # one libember loads on first use (runtime/cublas_api.h).
     toolkit_libs=""
     [ -d /usr/local/cuda/lib64 ] && toolkit_libs="/usr/local/cuda/lib64:"
     export LD_LIBRARY_PATH="$toolkit_libs$wheel_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
