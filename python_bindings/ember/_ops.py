@@ -270,20 +270,30 @@ _INPLACE = {
 _cpp_fill = Tensor.fill_  # the C++ fill: the value's bytes repeated, no autograd record
 
 
+def _fills_directly(self, value):
+    """Whether fill_(value) / zero_() can go straight into self's memory: autograd has nothing
+    to record (self does not require grad, or grad mode is off) and the value is a number a
+    double holds exactly. Otherwise the in-place op runs under autograd (Note [In-place ops])."""
+    exact = isinstance(value, (builtins.bool, float)) or (
+        isinstance(value, int) and -2**53 <= value <= 2**53)
+    if exact and not (self.requires_grad and _C.is_grad_enabled()):
+        _cpp_fill(self, float(value))
+        return True
+    return False
+
+
 def _direct_fill(recorded):
-    """fill_ / zero_: straight into self's memory when autograd has nothing to record (self does
-    not require grad, or grad mode is off) and the value is a number a double holds exactly;
-    else `recorded`, the in-place op under autograd (Note [In-place ops])."""
-    def method(self, value=0):
-        exact = isinstance(value, (builtins.bool, float)) or (
-            isinstance(value, int) and -2**53 <= value <= 2**53)
-        if exact and not (self.requires_grad and _C.is_grad_enabled()):
-            _cpp_fill(self, float(value))
-            return self
-        return recorded(self, value) if recorded.__name__ == "fill_" else recorded(self)
-    method.__name__ = recorded.__name__
-    method.__doc__ = recorded.__doc__
-    return method
+    def fill_(self, value):
+        return self if _fills_directly(self, value) else recorded(self, value)
+    fill_.__doc__ = recorded.__doc__
+    return fill_
+
+
+def _direct_zero(recorded):
+    def zero_(self):
+        return self if _fills_directly(self, 0) else recorded(self)
+    zero_.__doc__ = recorded.__doc__
+    return zero_
 
 
 _cpp_max, _cpp_min = Tensor.max, Tensor.min
@@ -385,7 +395,7 @@ def _install():
     for name, fn in _INPLACE.items():
         methods[name] = _inplace(name, fn)
     methods["fill_"] = _direct_fill(methods["fill_"])
-    methods["zero_"] = _direct_fill(methods["zero_"])
+    methods["zero_"] = _direct_zero(methods["zero_"])
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
 

@@ -234,6 +234,19 @@ def test_fill_and_zero_write_in_place_and_keep_autograd_rules():
     assert a.grad.tolist() == [7.0, 7.0, 7.0]
 
 
+def test_fill_needs_a_value_and_zero_takes_none():
+    # PyTorch's signatures: fill_(value), zero_(); a stray or missing argument is a TypeError,
+    # on the direct path and under autograd alike, and leaves the tensor as it was.
+    for requires_grad in (False, True):
+        x = ember.ones(2, requires_grad=requires_grad) * 1.0
+        with pytest.raises(TypeError):
+            x.zero_(5)
+        with pytest.raises(TypeError):
+            x.fill_()
+        assert x.tolist() == [1.0, 1.0]
+    assert ember.Tensor.fill_.__name__ == "fill_" and ember.Tensor.zero_.__name__ == "zero_"
+
+
 def test_integer_overflow_is_a_value_error():
     with pytest.raises(ValueError, match="int64"):
         ember.tensor([1, 2**70])
