@@ -105,11 +105,12 @@ namespace {
 // Note [Clamped convolutions]
 // An activation after a convolution is a pass over y: at MobileNet's sizes, 12 MB read and
 // written again after the convolution wrote it. ReLU and ReLU6 are clamps, so a kernel can apply
-// them to each block of y right after writing it, while the block is still in L1: the cpu's
-// implicit GEMM does so per 32-column panel (all of a group's filters), the direct kernels per
-// output plane (ConvAlgo::run_forward_clamped). Elsewhere (im2col_gemm, Winograd, the GPUs)
-// run_conv_forward clamps y in place after the algorithm. Either way each element is clamped
-// once, after its final value is stored, so the result is exactly clamp(conv2d(...)).
+// them to y's values in the registers, before it stores them: the cpu's implicit GEMM micro-
+// kernels and the direct depthwise kernel do (ConvAlgo::run_forward_clamped); the direct kernel's
+// other shapes clamp each output plane right after writing it, while it is in cache. Elsewhere
+// (im2col_gemm, Winograd, the GPUs) run_conv_forward clamps y in place after the algorithm.
+// Either way each element is clamped once, from its final value, so the result is exactly
+// clamp(conv2d(...)).
 
 // conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu
 // inside the kernels that can, Note [Clamped convolutions]).

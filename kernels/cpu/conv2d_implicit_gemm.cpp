@@ -283,8 +283,7 @@ void pack_filters_transposed(int64_t mr, const ConvShape& s, const float* w, flo
 }
 
 // fwd_panels on the prepared-image path: each thread owns a contiguous run of images.
-// With `clamp`, each 32-column block of every group's outputs is clamped once its filter blocks
-// are written, while it is in L1.
+// With `clamp`, the micro-kernels clamp the outputs before storing them.
 void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
                 const float* bias, float* y, float* bufs, int64_t nw,
                 const OutputClamp* clamp = nullptr) {
@@ -295,12 +294,19 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) off[t++] = l.tap(s, 0, c, r, q);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
+  const float bounds[2] = {clamp ? float(clamp->lo) : 0.0f, clamp ? float(clamp->hi) : 0.0f};
+  const float* bd = clamp ? bounds : nullptr;
+  const bool in_place = l.is_image(s);  // read the image itself, not a copy
   auto worker = [&](int64_t wk) {
-    float* xp = bufs + wk * per;
-    std::fill(xp, xp + l.elems(s), 0.0f);
+    float* buf = bufs + wk * per;
+    if (!in_place) std::fill(buf, buf + l.elems(s), 0.0f);
     alignas(64) float tile[kMaxMr * kNr];
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
-      fill_image(s, l, x, n, xp);
+      const float* xp = buf;
+      if (in_place)
+        xp = x + n * s.c * s.h * s.w;
+      else
+        fill_image(s, l, x, n, buf);
       for (int64_t g = 0; g < s.groups; ++g) {
         const float* xg = xp + l.tap(s, g, 0, 0, 0);
         for (int64_t p0 = 0; p0 < p; p0 += kNr) {
@@ -314,16 +320,13 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
             const float* a = ap + (g * nb + b) * d * mr;
             float* out = y + (n * s.k + k0) * p + p0;
             if (cols == kNr && rows == mr) {
-              uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, out, p);
+              uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, out, p);
               continue;
             }
-            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, tile, kNr);
+            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, tile, kNr);
             for (int64_t i = 0; i < rows; ++i)
               std::memcpy(out + i * p, tile + i * kNr, sizeof(float) * cols);
           }
-          if (clamp == nullptr) continue;
-          for (int64_t k = g * kg; k < (g + 1) * kg; ++k)
-            clamp_span(y + (n * s.k + k) * p + p0, cols, float(clamp->lo), float(clamp->hi));
         }
       }
     }
@@ -332,13 +335,15 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
 }
 
 // y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
-// With `clamp`, as fwd_padded: each panel's outputs once its filter blocks are written.
+// With `clamp`, the micro-kernels clamp the outputs before storing them.
 void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
                 const float* bias, float* y, float* bufs, int64_t nw,
                 const OutputClamp* clamp = nullptr) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
+  const float bounds[2] = {clamp ? float(clamp->lo) : 0.0f, clamp ? float(clamp->hi) : 0.0f};
+  const float* bd = clamp ? bounds : nullptr;
   auto worker = [&](int64_t wk) {
     float* bp = bufs + wk * per;
     alignas(64) float tile[kMaxMr * kNr];
@@ -355,20 +360,15 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
           if (whole && rows == mr) {
-            uk.fwd(d, rows, a, bp, bb, y + (runs[0].n * s.k + k0) * p + p0, p);
+            uk.fwd(d, rows, a, bp, bb, bd, y + (runs[0].n * s.k + k0) * p + p0, p);
             continue;
           }
-          uk.fwd(d, rows, a, bp, bb, tile, kNr);
+          uk.fwd(d, rows, a, bp, bb, bd, tile, kNr);
           for (int64_t i = 0; i < rows; ++i)
             for (int u = 0; u < nr; ++u)
               std::memcpy(y + (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
                           tile + i * kNr + runs[u].dst, sizeof(float) * runs[u].len);
         }
-        if (clamp == nullptr) continue;
-        for (int64_t k = g * kg; k < (g + 1) * kg; ++k)
-          for (int u = 0; u < nr; ++u)
-            clamp_span(y + (runs[u].n * s.k + k) * p + runs[u].oh * s.ow + runs[u].ow,
-                       runs[u].len, float(clamp->lo), float(clamp->hi));
       }
     }
   };

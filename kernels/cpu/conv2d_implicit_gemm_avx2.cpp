@@ -44,10 +44,18 @@ inline int mask_bits(__m256i m) {
 
 // --- forward -----------------------------------------------------------------------------------
 
+// v, or v clamped to [bounds[0], bounds[1]] where bounds is not null: max and min return their
+// second operand when one is NaN, so a NaN passes through (clamp_value's rule).
+inline __m256 bounded(__m256 v, const float* bounds) {
+  if (bounds == nullptr) return v;
+  return _mm256_min_ps(_mm256_set1_ps(bounds[1]), _mm256_max_ps(_mm256_set1_ps(bounds[0]), v));
+}
+
 // c (kMr x 16, rows ldc apart) = bias + a (d x kMr, packed) * the 16 columns at row(t) for tap t:
 // per tap two vector loads, six broadcasts and twelve multiply-adds.
 template <typename Row>
-inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, float* c, int64_t ldc) {
+inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, const float* bounds,
+                     float* c, int64_t ldc) {
   __m256 acc[kMr][2];
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_set1_ps(bias[i]);
@@ -64,8 +72,8 @@ inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, floa
   }
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
-    _mm256_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm256_storeu_ps(c + i * ldc + 8, acc[i][1]);
+    _mm256_storeu_ps(c + i * ldc, bounded(acc[i][0], bounds));
+    _mm256_storeu_ps(c + i * ldc + 8, bounded(acc[i][1], bounds));
   }
 }
 
@@ -79,8 +87,8 @@ inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, floa
 // c (2 x 32, rows ldc apart) = bias + rows 0 and 1 of a (d x kMr, packed) * the 32 columns of tap
 // t, 16 at lo(t) and 16 at hi(t).
 template <typename Lo, typename Hi>
-inline void tile_fwd_pair(int64_t d, const float* a, Lo lo, Hi hi, const float* bias, float* c,
-                          int64_t ldc) {
+inline void tile_fwd_pair(int64_t d, const float* a, Lo lo, Hi hi, const float* bias,
+                          const float* bounds, float* c, int64_t ldc) {
   __m256 acc[2][4];
 #pragma GCC unroll 2
   for (int i = 0; i < 2; ++i)
@@ -101,39 +109,39 @@ inline void tile_fwd_pair(int64_t d, const float* a, Lo lo, Hi hi, const float* 
 #pragma GCC unroll 2
   for (int i = 0; i < 2; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+    for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + i * ldc + 8 * v, bounded(acc[i][v], bounds));
 }
 
 void kernel_fwd(int64_t d, int64_t rows, const float* a, const float* b, const float* bias,
-                float* c, int64_t ldc) {
+                const float* bounds, float* c, int64_t ldc) {
   if (rows < kMr) {  // Note [Blocks of fewer filters]
     for (int64_t i = 0; i < rows; i += 2)
       tile_fwd_pair(
           d, a + i, [=](int64_t t) { return b + t * kNr; },
-          [=](int64_t t) { return b + t * kNr + 16; }, bias + i, c + i * ldc, ldc);
+          [=](int64_t t) { return b + t * kNr + 16; }, bias + i, bounds, c + i * ldc, ldc);
     return;
   }
   for (int h = 0; h < 2; ++h) {
     const float* bh = b + 16 * h;
     tile_fwd(
-        d, a, [=](int64_t t) { return bh + t * kNr; }, bias, c + 16 * h, ldc);
+        d, a, [=](int64_t t) { return bh + t * kNr; }, bias, bounds, c + 16 * h, ldc);
   }
 }
 
 void kernel_fwd_padded(int64_t d, int64_t rows, const float* a, const int64_t* off,
-                       const float* b0, const float* b1, const float* bias, float* c,
-                       int64_t ldc) {
+                       const float* b0, const float* b1, const float* bias, const float* bounds,
+                       float* c, int64_t ldc) {
   if (rows < kMr) {  // Note [Blocks of fewer filters]
     for (int64_t i = 0; i < rows; i += 2)
       tile_fwd_pair(
           d, a + i, [=](int64_t t) { return b0 + off[t]; }, [=](int64_t t) { return b1 + off[t]; },
-          bias + i, c + i * ldc, ldc);
+          bias + i, bounds, c + i * ldc, ldc);
     return;
   }
   tile_fwd(
-      d, a, [=](int64_t t) { return b0 + off[t]; }, bias, c, ldc);
+      d, a, [=](int64_t t) { return b0 + off[t]; }, bias, bounds, c, ldc);
   tile_fwd(
-      d, a, [=](int64_t t) { return b1 + off[t]; }, bias, c + 16, ldc);
+      d, a, [=](int64_t t) { return b1 + off[t]; }, bias, bounds, c + 16, ldc);
 }
 
 // --- panel packing -----------------------------------------------------------------------------

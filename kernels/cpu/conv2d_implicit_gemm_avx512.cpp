@@ -125,10 +125,17 @@ void pack_panel(const ConvShape& s, const float* x, int64_t g, const Run* runs, 
   }
 }
 
+// v, or v clamped to [bounds[0], bounds[1]] where bounds is not null: max and min return their
+// second operand when one is NaN, so a NaN passes through (clamp_value's rule).
+inline __m512 bounded(__m512 v, const float* bounds) {
+  if (bounds == nullptr) return v;
+  return _mm512_min_ps(_mm512_set1_ps(bounds[1]), _mm512_max_ps(_mm512_set1_ps(bounds[0]), v));
+}
+
 // c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed): all kMr
 // rows, whatever the block's `rows` (a block of fewer filters is packed with zeros past them).
 void kernel_fwd(int64_t d, int64_t /*rows*/, const float* a, const float* b, const float* bias,
-                float* c, int64_t ldc) {
+                const float* bounds, float* c, int64_t ldc) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
@@ -145,16 +152,16 @@ void kernel_fwd(int64_t d, int64_t /*rows*/, const float* a, const float* b, con
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
-    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
+    _mm512_storeu_ps(c + i * ldc, bounded(acc[i][0], bounds));
+    _mm512_storeu_ps(c + i * ldc + 16, bounded(acc[i][1], bounds));
   }
 }
 
 // As kernel_fwd, with the panel's two halves read straight from padded images at b0 and b1 plus
 // the tap's offset (Note [Padded images]).
 void kernel_fwd_padded(int64_t d, int64_t /*rows*/, const float* a, const int64_t* off,
-                       const float* b0p, const float* b1p, const float* bias, float* c,
-                       int64_t ldc) {
+                       const float* b0p, const float* b1p, const float* bias,
+                       const float* bounds, float* c, int64_t ldc) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
@@ -170,8 +177,8 @@ void kernel_fwd_padded(int64_t d, int64_t /*rows*/, const float* a, const int64_
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
-    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
+    _mm512_storeu_ps(c + i * ldc, bounded(acc[i][0], bounds));
+    _mm512_storeu_ps(c + i * ldc + 16, bounded(acc[i][1], bounds));
   }
 }
 

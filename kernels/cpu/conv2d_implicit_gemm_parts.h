@@ -80,6 +80,11 @@ struct ImageLayout {
   int64_t column(const ConvShape& s, int64_t p) const {
     return flat ? p : (p / s.ow) * wp + p % s.ow;
   }
+  // Whether the copy would be the image itself (one copy, no padding, planes H x W: a 1x1
+  // convolution's, say), so that the kernels can read the image where it is.
+  bool is_image(const ConvShape& s) const {
+    return copies == 1 && s.pad_h == 0 && s.pad_w == 0 && hp == s.h && wp == s.w;
+  }
 };
 
 constexpr int64_t kMaxImageElems = int64_t{1} << 20;  // per thread: 4 MiB

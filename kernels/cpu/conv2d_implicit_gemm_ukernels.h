@@ -41,14 +41,16 @@ struct Ukernels {
   int64_t lane_k, lane_t;  // filters x taps of the column-lanes filter-gradient tile
 
   // c (rows x kNr, rows ldc apart) = bias (mr values) + a * b (d x kNr, packed), for a block
-  // of rows <= mr filters. With rows < mr, c has room for mr rows: those past `rows` are
-  // scratch (the AVX2 kernels compute such a block two rows at a time, the AVX-512 ones whole).
+  // of rows <= mr filters, clamped to [bounds[0], bounds[1]] in the registers (a NaN kept) when
+  // `bounds` is not null. With rows < mr, c has room for mr rows: those past `rows` are scratch
+  // (the AVX2 kernels compute such a block two rows at a time, the AVX-512 ones whole).
   void (*fwd)(int64_t d, int64_t rows, const float* a, const float* b, const float* bias,
-              float* c, int64_t ldc);
+              const float* bounds, float* c, int64_t ldc);
   // As fwd, the panel's two 16-column halves read at b0 + off[t] and b1 + off[t] for tap t (a
   // prepared image copy, Note [Padded images]).
   void (*fwd_padded)(int64_t d, int64_t rows, const float* a, const int64_t* off,
-                     const float* b0, const float* b1, const float* bias, float* c, int64_t ldc);
+                     const float* b0, const float* b1, const float* bias, const float* bounds,
+                     float* c, int64_t ldc);
   // bp (taps x kNr) = the panel's columns of col(X) for group g; columns past the last run zero
   // (Note [Panel packing]).
   void (*pack_panel)(const ConvShape& s, const float* x, int64_t g, const Run* runs, int nruns,
