@@ -47,6 +47,15 @@ inline const std::vector<ConvCase>& conv_cases() {
       {"groups 2", 2, 6, 7, 7, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 2)},
       {"depthwise", 2, 5, 8, 6, 5, 3, 3, conv_params(2, 1, 1, 1, 1, 1, 5)},
       {"depthwise multiplier 2", 1, 3, 6, 7, 6, 3, 2, conv_params(1, 2, 1, 0, 1, 1, 3)},
+      // Depthwise rows of whole vectors and a tail (18 outputs: 8 + 8 + 2 on AVX2, 16 + 2 on
+      // AVX-512), split into stride-2 phases; 5x5 filters (the 25-tap kernel) on rows of 19.
+      {"depthwise stride 2, rows of 18", 2, 4, 13, 35, 4, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 4)},
+      {"depthwise 5x5 padding 2, rows of 19", 2, 3, 7, 19, 3, 5, 5,
+       conv_params(1, 1, 2, 2, 1, 1, 3)},
+      // 1x1 without padding, the cpu implicit_gemm reading the images where they are (flat and
+      // padded layouts).
+      {"1x1, 8x6 images read in place", 3, 5, 8, 6, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"1x1, rows of 16 read in place", 2, 3, 3, 16, 9, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
       {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, conv_params(2, 3, 1, 2, 2, 1, 1)},
       {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 1)},
