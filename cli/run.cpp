@@ -127,12 +127,29 @@ int run_model(const RunArgs& args) {
             << " ms, p90 " << pct(0.9) << " ms\npeak memory " << mib(peak) << " (weights "
             << mib(model.last_run().weight_bytes) << ")\n";
   if (args.profile) {
+    // --repeat runs more, each node's time the median of its runs: one run's times swing by
+    // several times on a machine shared with other work.
     model.set_profiling(true);
     model.run(inputs);
-    model.set_profiling(false);
     auto nodes = model.last_run().nodes;
+    std::vector<std::vector<double>> node_ms(nodes.size());
+    for (int64_t r = 0; r < args.repeat; ++r) {
+      if (r > 0) model.run(inputs);
+      const auto& run = model.last_run().nodes;
+      for (size_t i = 0; i < nodes.size() && i < run.size(); ++i) node_ms[i].push_back(run[i].ms);
+    }
+    model.set_profiling(false);
+    double total = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::vector<double>& v = node_ms[i];
+      std::sort(v.begin(), v.end());
+      nodes[i].ms = v[v.size() / 2];
+      total += nodes[i].ms;
+    }
     std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
-    std::cout << "profile (one run, the device synchronised after each node; slowest first):\n";
+    std::cout << "profile (each node's median over " << args.repeat
+              << " runs, the device synchronised after each node; slowest first; sum "
+              << std::setprecision(3) << total << " ms):\n";
     for (const auto& n : nodes) {
       // Names longer than their column still leave a space before the kernels.
       std::cout << "  " << std::setw(9) << std::setprecision(3) << n.ms << " ms  " << std::left
@@ -195,7 +212,8 @@ Runner add_run(CLI::App& app) {
   // set_num_threads takes an int; past a few thousand threads only oversubscribe.
   cmd->add_option("--threads", args->threads, "CPU threads (default 0: all, or OMP_NUM_THREADS)")
       ->transform(integer_in(0, 4096));
-  cmd->add_flag("--profile", args->profile, "time every node and name the kernels it ran");
+  cmd->add_flag("--profile", args->profile,
+                "time every node over --repeat more runs (median) and name the kernels it ran");
   cmd->add_flag("--no-optimize", args->no_optimize, "skip the graph passes (folding, fusion)");
   return [cmd, args]() -> int {
     if (!cmd->parsed()) return -1;
