@@ -125,7 +125,9 @@ inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
 }
 
 // Copies image n of x into buf in layout l (Note [Padded images]).
-void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf);
+// Channels [c0, c1) (all of them when c1 < 0) of image n of x into buf in layout l.
+void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf,
+                int64_t c0 = 0, int64_t c1 = -1);
 
 // The micro-kernels of the instruction set the cap allows on this CPU (kernels/cpu/cpu_isa.h);
 // null where there is none (baseline).

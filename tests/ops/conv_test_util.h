@@ -56,6 +56,10 @@ inline const std::vector<ConvCase>& conv_cases() {
       // padded layouts).
       {"1x1, 8x6 images read in place", 3, 5, 8, 6, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
       {"1x1, rows of 16 read in place", 2, 3, 3, 16, 9, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      // Batch 1 with over a million multiply-adds: on several threads the cpu implicit_gemm's
+      // threads share one image copy and split its panels (Note [Fewer images than threads]).
+      {"batch 1, rows of 16, threads sharing the image", 1, 16, 16, 16, 32, 3, 3,
+       conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, conv_params(2, 3, 1, 2, 2, 1, 1)},
       {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 1)},
