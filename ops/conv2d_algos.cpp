@@ -65,11 +65,15 @@ class Im2colGemm final : public ConvAlgo {
     return kc::conv2d_im2col_workspace_bytes(k.dtype, k.shape, k.direction);
   }
   // Eigen's packed GEMM in multiply-adds per nanosecond per thread, plus unrolling the columns.
+  // Below a million multiply-adds the threads gain nothing (measured on MobileNet's 1x1 layers
+  // at batch 1: 0.039 ms on two threads against implicit_gemm's 0.030 on one), the threshold
+  // under which implicit_gemm also stays on one thread.
   double cost(const ConvKey& k) const override {
     const ConvShape& s = k.shape;
     const double rate = k.dtype == DType::f64 ? 4.0 : 8.0;
     const double cols = s.is_pointwise() ? 0.0 : double(s.n) * s.c * s.r * s.s * s.oh * s.ow;
-    return 2000.0 + static_cast<double>(s.macs()) / (rate * threads()) + cols / threads();
+    const double t = s.macs() >= (int64_t{1} << 20) ? threads() : 1.0;
+    return 2000.0 + static_cast<double>(s.macs()) / (rate * t) + cols / t;
   }
   void run_forward(const ConvKey& k, const void* x, const void* w, const void* bias, void* y,
                    ConvWorkspace ws) const override {
