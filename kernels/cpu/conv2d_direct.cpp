@@ -119,8 +119,17 @@ inline void deinterleave(const T* src, int64_t n, T* even, T* odd) {
   for (; k + kVec <= n; k += kVec) {
     const Vec a = *reinterpret_cast<const Vec*>(src + 2 * k);
     const Vec b = *reinterpret_cast<const Vec*>(src + 2 * k + kVec);
-    *reinterpret_cast<Vec*>(even + k) = even_lanes(a, b, lanes);
-    *reinterpret_cast<Vec*>(odd + k) = odd_lanes(a, b, lanes);
+    if constexpr (kVec == 8 && sizeof(T) == 4) {
+      // AVX's floats: a shuffle within each 128-bit half, then the four pairs into order (two
+      // instructions a vector, where the one-step shuffle took three).
+      const Vec e = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
+      const Vec o = __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+      *reinterpret_cast<Vec*>(even + k) = __builtin_shufflevector(e, e, 0, 1, 4, 5, 2, 3, 6, 7);
+      *reinterpret_cast<Vec*>(odd + k) = __builtin_shufflevector(o, o, 0, 1, 4, 5, 2, 3, 6, 7);
+    } else {
+      *reinterpret_cast<Vec*>(even + k) = even_lanes(a, b, lanes);
+      *reinterpret_cast<Vec*>(odd + k) = odd_lanes(a, b, lanes);
+    }
   }
   for (; k < n; ++k) {
     even[k] = src[2 * k];
