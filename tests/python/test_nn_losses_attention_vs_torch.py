@@ -17,6 +17,11 @@ def _weights(c, dtype, rng):
     return rng.uniform(0.2, 3.0, c).astype(NP_DTYPE[dtype])
 
 
+def _f64(a):
+    """A torch tensor for run_pair's float64 reference."""
+    return torch.tensor(a, dtype=torch.float64)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("ignore", [-100, 2])
@@ -27,12 +32,12 @@ def test_cross_entropy_weighted(reduction, smoothing, ignore, dtype, rng):
     w = _weights(4, dtype, rng)
     run_pair(lambda a: F.cross_entropy(a, ember.tensor(y), ember.tensor(w), ignore_index=ignore,
                                        reduction=reduction, label_smoothing=smoothing),
-             lambda a: TF.cross_entropy(a, torch.tensor(y), torch.tensor(w), ignore_index=ignore,
+             lambda a: TF.cross_entropy(a, torch.tensor(y), _f64(w), ignore_index=ignore,
                                         reduction=reduction, label_smoothing=smoothing),
              [x], dtype, rng, "cross_entropy weighted")
     run_pair(lambda a: F.nll_loss(a, ember.tensor(y), weight=ember.tensor(w), ignore_index=ignore,
                                   reduction=reduction),
-             lambda a: TF.nll_loss(a, torch.tensor(y), weight=torch.tensor(w), ignore_index=ignore,
+             lambda a: TF.nll_loss(a, torch.tensor(y), weight=_f64(w), ignore_index=ignore,
                                    reduction=reduction),
              [x], dtype, rng, "nll_loss weighted")
 
@@ -43,7 +48,7 @@ def test_cross_entropy_weighted(reduction, smoothing, ignore, dtype, rng):
 def test_cross_entropy_probability_targets(reduction, smoothing, weighted, dtype, rng):
     x, p = normal(5, 4, 2)(rng).astype(NP_DTYPE[dtype]), probs(5, 4, 2)(rng).astype(NP_DTYPE[dtype])
     w = _weights(4, dtype, rng) if weighted else None
-    ew, tw = (ember.tensor(w), torch.tensor(w)) if weighted else (None, None)
+    ew, tw = (ember.tensor(w), _f64(w)) if weighted else (None, None)
     run_pair(lambda a, b: F.cross_entropy(a, b, ew, reduction=reduction, label_smoothing=smoothing),
              lambda a, b: TF.cross_entropy(a, b, tw, reduction=reduction, label_smoothing=smoothing),
              [x, p], dtype, rng, "cross_entropy probabilities")
@@ -139,7 +144,7 @@ def test_multihead_attention(kw, masks, dtype, rng):
     e_dim, heads, L, S, N = 8, 2, 4, 5, 3
     torch.manual_seed(4)
     t = torch.nn.MultiheadAttention(e_dim, heads, **kw)
-    t = t.to(torch.float64 if dtype == ember.float64 else torch.float32)
+    t = t.to(torch.float64)  # the reference: run_pair compares with float64
     e = nn.MultiheadAttention(e_dim, heads, **kw).to(dtype)
     assert list(e.state_dict()) == list(t.state_dict())
     for a in ("embed_dim", "kdim", "vdim", "_qkv_same_embed_dim", "num_heads", "dropout",
@@ -164,8 +169,9 @@ def test_multihead_attention(kw, masks, dtype, rng):
 
     def call(m, lib, average):
         def f(q_, k_, v_):
+            am = am_t if am_t is None or lib is ember or am_t.dtype == bool else am_t.astype(np.float64)
             out, w = m(q_, k_, v_, key_padding_mask=None if kpm_t is None else lib.tensor(kpm_t),
-                       attn_mask=None if am_t is None else lib.tensor(am_t),
+                       attn_mask=None if am is None else lib.tensor(am),
                        average_attn_weights=average)
             return out + 0.5 * w.sum() if w is not None else out
         return f
