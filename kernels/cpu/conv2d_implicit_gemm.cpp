@@ -273,6 +273,38 @@ void pack_filters(int64_t mr, const ConvShape& s, At&& at, float* ap) {
   });
 }
 
+// pack_filters for the forward pass, whose filters are w's rows: ap[g][block][t][i] =
+// w[g*kg + block*mr + i][t]. The block's mr rows are read side by side so that the writes run in
+// order, mr a constant where it is a tile's (6 for AVX2, 8 for AVX-512): at batch 1 the general
+// pack_filters, a store mr floats apart per value, was a tenth of a 3 x 3 layer's time.
+template <int Mr>
+void pack_filter_block(const float* w, int64_t rows, int64_t d, float* dst) {
+  if (rows < Mr) {
+    for (int64_t t = 0; t < d; ++t)
+      for (int64_t i = 0; i < Mr; ++i) dst[t * Mr + i] = i < rows ? w[i * d + t] : 0.0f;
+    return;
+  }
+  for (int64_t t = 0; t < d; ++t)
+#pragma GCC unroll 8
+    for (int i = 0; i < Mr; ++i) dst[t * Mr + i] = w[i * d + t];
+}
+
+void pack_filter_rows(int64_t mr, const ConvShape& s, const float* w, float* ap) {
+  const int64_t kg = s.kg(), nb = filter_blocks(s, mr), d = taps(s);
+  if (mr != 6 && mr != 8)
+    return pack_filters(
+        mr, s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
+  for_filter_blocks(mr, s, [&](int64_t gb) {
+    const int64_t g = gb / nb, k0 = gb % nb * mr, rows = std::min(mr, kg - k0);
+    const float* src = w + (g * kg + k0) * d;
+    float* dst = ap + gb * d * mr;
+    if (mr == 6)
+      pack_filter_block<6>(src, rows, d, dst);
+    else
+      pack_filter_block<8>(src, rows, d, dst);
+  });
+}
+
 // pack_filters for backward data's transposed convolution t of s (transposed_shape), whose filter
 // c, tap (k, r, q) is w[g*kg + k][c][R-1-r][S-1-q], read in w's order: for each k, the block's mr
 // channels' R*S taps lie together (one run of mr*R*S values) and land in R*S rows of the block
@@ -504,9 +536,7 @@ void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x_v, const
   float* y = static_cast<float*>(y_v);
   const int64_t nw = threads_within(uk, s, ConvDirection::forward, workspace_bytes);
   float* ap = static_cast<float*>(workspace);
-  const int64_t kg = s.kg(), d = taps(s);
-  pack_filters(
-      uk.mr, s, [&](int64_t g, int64_t k, int64_t t) { return w[(g * kg + k) * d + t]; }, ap);
+  pack_filter_rows(uk.mr, s, w, ap);
   float* bufs = ap + filter_elems(uk, s);
   if (image_layout(s).ok) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw, clamp);
   fwd_panels(uk, s, x, ap, bias, y, bufs, nw, clamp);
