@@ -359,7 +359,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
           float* out = y + (n * s.k + k0) * p + p0;
-          if (cols == kNr && rows == mr) {
+          if (cols == kNr && rows % uk.tail_step == 0) {
             uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, out, p);
             continue;
           }
@@ -421,7 +421,7 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           float bb[kMaxMr] = {};
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
-          if (whole && rows == mr) {
+          if (whole && rows % uk.tail_step == 0) {
             uk.fwd(d, rows, a, bp, bb, bd, y + (runs[0].n * s.k + k0) * p + p0, p);
             continue;
           }

@@ -42,8 +42,9 @@ struct Ukernels {
 
   // c (rows x kNr, rows ldc apart) = bias (mr values) + a * b (d x kNr, packed), for a block
   // of rows <= mr filters, clamped to [bounds[0], bounds[1]] in the registers (a NaN kept) when
-  // `bounds` is not null. With rows < mr, c has room for mr rows: those past `rows` are scratch
-  // (the AVX2 kernels compute such a block two rows at a time, the AVX-512 ones whole).
+  // `bounds` is not null. The kernels write round_up(rows, tail_step) rows of c, those past
+  // `rows` scratch (the AVX2 kernels compute a block of fewer than mr two rows at a time, the
+  // AVX-512 ones whole): so a block whose rows are a multiple of tail_step is stored in place.
   void (*fwd)(int64_t d, int64_t rows, const float* a, const float* b, const float* bias,
               const float* bounds, float* c, int64_t ldc);
   // As fwd, the panel's two 16-column halves read at b0 + off[t] and b1 + off[t] for tap t (a
