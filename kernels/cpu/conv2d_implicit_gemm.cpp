@@ -325,6 +325,13 @@ void pack_filters_transposed(int64_t mr, const ConvShape& s, const float* w, flo
   });
 }
 
+// Whether the last filter block of s may be stored straight into y: the micro-kernels write its
+// rows rounded up to the kernels' step (the header), so only when they are a multiple of it (the
+// last 4 of 16 filters on AVX2).
+bool tail_stored_in_place(const Ukernels& uk, const ConvShape& s) {
+  return (s.kg() - (filter_blocks(s, uk.mr) - 1) * uk.mr) % uk.tail_step == 0;
+}
+
 // fwd_panels on the prepared-image path. A batch of at least one image per thread: each thread
 // owns a contiguous run of images, copied into its own buffer. A smaller one: one shared copy at
 // a time (Note [Fewer images than threads]). With `clamp`, the micro-kernels clamp the outputs
@@ -343,6 +350,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const float bounds[2] = {clamp ? float(clamp->lo) : 0.0f, clamp ? float(clamp->hi) : 0.0f};
   const float* bd = clamp ? bounds : nullptr;
   const bool in_place = l.is_image(s);  // read the image itself, not a copy
+  const bool tail_in_place = tail_stored_in_place(uk, s);
   const int64_t np = (p + kNr - 1) / kNr;
   // Panels [pi0, pi1) of image n, from its copy at xp.
   auto image_panels = [&](const float* xp, int64_t n, int64_t pi0, int64_t pi1) {
@@ -359,7 +367,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
           float* out = y + (n * s.k + k0) * p + p0;
-          if (cols == kNr && rows % uk.tail_step == 0) {
+          if (cols == kNr && (rows == mr || tail_in_place)) {
             uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, out, p);
             continue;
           }
@@ -406,6 +414,7 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
   const float bounds[2] = {clamp ? float(clamp->lo) : 0.0f, clamp ? float(clamp->hi) : 0.0f};
   const float* bd = clamp ? bounds : nullptr;
+  const bool tail_in_place = tail_stored_in_place(uk, s);
   auto worker = [&](int64_t wk) {
     float* bp = bufs + wk * per;
     alignas(64) float tile[kMaxMr * kNr];
@@ -421,7 +430,7 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           float bb[kMaxMr] = {};
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
-          if (whole && rows % uk.tail_step == 0) {
+          if (whole && (rows == mr || tail_in_place)) {
             uk.fwd(d, rows, a, bp, bb, bd, y + (runs[0].n * s.k + k0) * p + p0, p);
             continue;
           }
