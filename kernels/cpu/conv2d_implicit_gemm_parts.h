@@ -42,8 +42,11 @@ inline int64_t filter_blocks(const ConvShape& s, int64_t mr) {
   return (s.kg() + mr - 1) / mr;
 }
 
-// Parallel over panels only when there is enough work to pay for waking the team.
-constexpr int64_t kParallelMacs = int64_t{1} << 20;
+// Parallel only when there is enough work to pay for waking the team. At 1 << 20, MobileNet-style's
+// 1x1 layers at batch 1 (0.4-0.9 M multiply-adds, 25-45 us) ran on one thread while the layers
+// around them ran on two, and were slower than at one thread (their input half in the other
+// core's cache); at 1 << 17 they take 0.016-0.031 ms instead of 0.024-0.046 on two threads.
+constexpr int64_t kParallelMacs = int64_t{1} << 17;
 // Packed filter values below which packing stays on one thread (at 1 << 16, a 64 -> 64 3x3
 // layer's 36864 values were packed by one thread while the other waited: a seventh of its time
 // at batch 1 on two threads).
