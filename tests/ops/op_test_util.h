@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <ostream>
@@ -28,7 +29,13 @@ inline std::string message_of(const std::function<void()>& f) {
   return "";
 }
 
-inline unsigned fresh_seed() { return std::random_device{}(); }
+// EMBER_TEST_SEED=<seed> replays a failure's captured seed (run the one test case, doctest's
+// -tc="name").
+inline unsigned fresh_seed() {
+  if (const char* s = std::getenv("EMBER_TEST_SEED"))
+    return static_cast<unsigned>(std::strtoul(s, nullptr, 10));
+  return std::random_device{}();
+}
 
 // How an operand is laid out in memory; its logical shape and values do not depend on it.
 enum class Layout { contiguous, transposed, sliced, expanded };

@@ -118,6 +118,24 @@ ops::AdamParams adam(double wd, bool decoupled) {
   return s;
 }
 
+// A random gradient for parameters p under L2 decay wd (sign -1 where the rule maximizes), whose
+// elements keep the decayed gradient sign*g + wd*p away from cancelling: where it cancels to
+// within a thousandth of its parts, float32's rounding of the sum is all that is left, and Adam,
+// RMSprop and Adagrad divide it by its own root, an update of up to lr in a direction the
+// rounding chose (float16: g = -0.0125122, p = 0.125122, wd = 0.1 moved p by 1.5 ulps where the
+// float64 rule leaves it). Such an element is negated, which keeps it random and far from
+// cancelling.
+Tensor gradient_for(const Tensor& p, double wd, double sign, std::mt19937& g) {
+  const Tensor raw = random_tensor(p.shape(), p.dtype(), -1, 1, g);
+  if (wd == 0) return raw.to(p.device());
+  std::vector<double> gv = raw.to_vector<double>();
+  const std::vector<double> pv = p.to_vector<double>();
+  for (size_t i = 0; i < gv.size(); ++i)
+    if (std::abs(sign * gv[i] + wd * pv[i]) < 1e-3 * (std::abs(gv[i]) + std::abs(wd * pv[i])))
+      gv[i] = -gv[i];
+  return from_vector(gv, p.shape()).to(p.dtype()).to(p.device());
+}
+
 }  // namespace
 
 // Runs body(dev, t, shape, rule) for every target, dtype, shape (odd, one element, past a vector
@@ -179,7 +197,8 @@ TEST_CASE("Adam and AdamW updates follow PyTorch's rule on every target") {
     std::vector<double> pv = p.to_vector<double>(), mv(pv.size(), 0.0), vv(pv.size(), 0.0);
     for (int step = 1; step <= 4; ++step) {
       CAPTURE(step);
-      const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
+      const Tensor grad =
+          gradient_for(p, s.decoupled ? 0.0 : s.weight_decay, s.maximize ? -1.0 : 1.0, g);
       s.step = step;
       ops::adam_step_(p, grad, m, v, s);
       adam_reference(pv, grad.to_vector<double>(), mv, vv, s);
@@ -207,7 +226,7 @@ TEST_CASE("RMSprop updates follow PyTorch's rule on every target") {
                         bv(pv.size(), 0.0);
     for (int step = 1; step <= 4; ++step) {
       CAPTURE(step);
-      const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
+      const Tensor grad = gradient_for(p, s.weight_decay, s.maximize ? -1.0 : 1.0, g);
       ops::rmsprop_step_(p, grad, sq, ga, buf, s);
       rmsprop_reference(pv, grad.to_vector<double>(), sv, gv, bv, s);
       check_result(p, dev, t, shape, pv);
@@ -233,7 +252,7 @@ TEST_CASE("Adagrad updates follow PyTorch's rule on every target") {
     std::vector<double> pv = p.to_vector<double>(), sv(pv.size(), 0.25);
     for (int step = 1; step <= 4; ++step) {
       CAPTURE(step);
-      const Tensor grad = random_tensor(shape, t, -1, 1, g).to(dev);
+      const Tensor grad = gradient_for(p, s.weight_decay, s.maximize ? -1.0 : 1.0, g);
       s.step = step;
       ops::adagrad_step_(p, grad, sum, s);
       adagrad_reference(pv, grad.to_vector<double>(), sv, s);
