@@ -1,4 +1,6 @@
 """Shared helpers for the Python tests: PyTorch (Debian's CPU build) is the reference."""
+import os
+
 import numpy as np
 import pytest
 
@@ -18,8 +20,9 @@ def dtype(request):
 
 @pytest.fixture
 def rng():
-    # A fresh seed per test run; printed on failure by pytest's repr of the fixture value.
-    seed = np.random.SeedSequence().entropy % (2**32)
+    # A fresh seed per test run, printed with a failure's output; EMBER_TEST_SEED replays one.
+    replay = os.environ.get("EMBER_TEST_SEED")
+    seed = int(replay) if replay else np.random.SeedSequence().entropy % (2**32)
     print(f"numpy seed {seed}")  # shown with a failure's captured output, to replay it
     return np.random.default_rng(seed)
 
