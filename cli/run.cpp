@@ -97,6 +97,7 @@ int run_model(const RunArgs& args) {
             << std::setprecision(1) << load_ms << " ms; passes: " << p.folded_constants
             << " constants folded, " << p.folded_batch_norms << " batch norms folded, "
             << p.fused_relus << " relus fused, " << p.fused_clips << " clips fused, "
+            << p.fused_adds << " adds fused, "
             << p.removed_nodes << " dead nodes removed)\n";
   const auto inputs = read_inputs(model, args);
   for (size_t i = 0; i < inputs.size(); ++i)

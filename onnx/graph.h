@@ -37,6 +37,9 @@ struct Node {
   bool fused_relu = false;  // a Conv whose Relu the fusion pass folded in (onnx/passes.cpp)
   // A Conv whose Clip the fusion pass folded in: its bounds (lo, hi), e.g. ReLU6's (0, 6).
   std::optional<std::pair<double, double>> fused_clip;
+  // A Conv whose following Add the fusion pass folded in: inputs[3] is the other addend, added
+  // before the fused activation (a residual block's shortcut).
+  bool fused_add = false;
 };
 
 // A graph input or output as declared: element type and shape, -1 for a symbolic dim.

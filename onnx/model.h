@@ -23,7 +23,7 @@ namespace ember::onnx {
 
 struct LoadOptions {
   Device device = kCPU;
-  bool optimize = true;  // constant folding, batch-norm folding, conv+relu fusion
+  bool optimize = true;  // constant folding, batch-norm folding, conv+add+relu fusion
 };
 
 // What the graph passes did at load time.
@@ -32,6 +32,7 @@ struct PassReport {
   int folded_batch_norms = 0; // BatchNormalization nodes folded into the Conv before them
   int fused_relus = 0;        // Relu nodes applied by the Conv before them
   int fused_clips = 0;        // Clip nodes (constant scalar bounds) applied by the Conv before them
+  int fused_adds = 0;         // Add nodes (a residual sum) applied by the Conv before them
   int removed_nodes = 0;      // nodes no output depends on
 };
 

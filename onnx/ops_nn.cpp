@@ -85,6 +85,24 @@ Tensor pad_explicit(const Tensor& x, const Window& w, double value) {
   return pad(x, {w.begin[1], w.end[1], w.begin[0], w.end[0]}, "constant", value);
 }
 
+// A Conv with its residual Add (and activation) fused in (onnx/passes.cpp): input 3 added
+// before the clamp, inside the convolution where it has y's shape, dtype and device
+// (ops::conv2d_bias_add_clamp), else after it with the Add's broadcasting.
+Tensor residual_conv(const OpArgs& a, const Tensor& x2, const Tensor& w2, const Tensor& bias,
+                     const ops::Conv2dParams& p, bool one_d) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const auto [lo, hi] = a.node.fused_clip ? *a.node.fused_clip
+                        : a.node.fused_relu ? std::make_pair(0.0, kInf)
+                                            : std::make_pair(-kInf, kInf);
+  const Tensor& z = a.input(3);
+  const Tensor z2 = as_2d(z, one_d);
+  if (z2.shape() == ops::conv2d_output_shape(x2.shape(), w2.shape(), p) &&
+      z.dtype() == x2.dtype() && z.device() == x2.device())
+    return from_2d(ops::conv2d_bias_add_clamp(x2, w2, bias, z2, p, lo, hi), one_d);
+  const Tensor sum = add(from_2d(ops::conv2d(x2, w2, bias, p), one_d), z);
+  return lo == -kInf && hi == kInf ? sum : clamp(sum, lo, hi);
+}
+
 Out conv_op(const OpArgs& a) {
   const Tensor& x = a.input(0);
   const Tensor& weight = a.input(1);
@@ -97,6 +115,7 @@ Out conv_op(const OpArgs& a) {
   if (w.symmetric()) opts.padding(w.begin[0], w.begin[1]);
   else x2 = pad_explicit(x2, w, 0.0);
   const Tensor bias = a.has_input(2) ? a.input(2) : Tensor();
+  if (a.node.fused_add) return {residual_conv(a, x2, w2, bias, opts.params, w.one_d)};
   if (a.node.fused_relu)  // one cuDNN graph on cuda where it serves (ops/conv2d.h)
     return {from_2d(ops::conv2d_bias_relu(x2, w2, bias, opts.params), w.one_d)};
   if (a.node.fused_clip)  // clamped in the cpu kernels' output loops (ops/conv2d.h)

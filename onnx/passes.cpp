@@ -133,6 +133,38 @@ std::optional<std::pair<double, double>> constant_clip_bounds(const Graph& g, co
   return std::make_pair(bound[0], bound[1]);
 }
 
+// Conv -> Add, the conv's output read by the Add only and added to another value z (a residual
+// block's sum, before its Relu): the conv adds z (ops::conv2d_bias_add_clamp), which becomes its
+// fourth input, and takes the Add's place in the order, where z is known. Run before
+// fuse_activations, which then folds the Relu after the Add into the same conv.
+void fuse_residual_adds(Graph& g, PassReport& r) {
+  auto uses = readers(g);
+  const auto producer = producers(g);
+  std::set<size_t> dropped;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& add = g.nodes[i];
+    if (add.op_type != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
+    for (size_t side = 0; side < 2; ++side) {
+      auto it = producer.find(add.inputs[side]);
+      if (it == producer.end()) continue;
+      Node& conv = g.nodes[it->second];
+      if (conv.op_type != "Conv" || conv.fused_relu || conv.fused_clip || conv.fused_add ||
+          conv.outputs.size() != 1 || conv.inputs.size() > 3 || uses[conv.outputs[0]] != 1)
+        continue;
+      Node fused = std::move(conv);
+      fused.inputs.resize(3);
+      fused.inputs.push_back(add.inputs[1 - side]);
+      fused.outputs[0] = add.outputs.at(0);
+      fused.fused_add = true;
+      dropped.insert(it->second);
+      g.nodes[i] = std::move(fused);
+      ++r.fused_adds;
+      break;
+    }
+  }
+  drop_nodes(g, dropped);
+}
+
 // Conv -> Relu and Conv -> Clip (constant scalar bounds: ReLU6), the conv's output read by the
 // activation only: the conv applies it (ops::conv2d_bias_relu, conv2d_bias_clamp). Counts each
 // kind in the report.
@@ -290,6 +322,7 @@ PassReport optimize(Graph& g, Device device) {
   PassReport r;
   r.folded_constants = fold_constants(g, device);
   r.folded_batch_norms = fold_batch_norms(g);
+  fuse_residual_adds(g, r);
   fuse_activations(g, r);
   r.removed_nodes = remove_dead(g);
   return r;

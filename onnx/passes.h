@@ -1,7 +1,7 @@
 // The graph passes run at load time, in this order: check and sort (FormatError for cycles,
 // dangling inputs, outputs defined twice), list what is unsupported (all of it, ValueError),
-// then optimise: constant folding, batch-norm folding into convolutions, conv+relu fusion,
-// dead-node removal.
+// then optimise: constant folding, batch-norm folding into convolutions, conv+add fusion
+// (a residual sum), conv+relu fusion, dead-node removal.
 #pragma once
 
 #include <map>

@@ -111,11 +111,18 @@ namespace {
 // (im2col_gemm, Winograd, the GPUs) run_conv_forward clamps y in place after the algorithm.
 // Either way each element is clamped once, from its final value, so the result is exactly
 // clamp(conv2d(...)).
+// A residual block's sum (ResNet's relu(conv(x) + shortcut)) is two more passes, the add and
+// the clamp. The cpu's implicit GEMM adds the shortcut to each row of a block it has just
+// stored, while it is in cache, then clamps it; elsewhere run_conv_forward adds it and clamps
+// after the algorithm. The sum is (conv + bias) + residual, rounded as the separate add rounds
+// it, so the result is exactly clamp(conv2d(...) + residual).
 
 // conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu
-// inside the kernels that can, Note [Clamped convolutions]).
+// inside the kernels that can, Note [Clamped convolutions]), `residual` (y's shape, dtype and
+// device, or undefined) added before the clamp.
 Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Conv2dParams& p, const ConvClamp* clamp) {
+                   const Conv2dParams& p, const ConvClamp* clamp,
+                   const Tensor& residual = Tensor()) {
   if (bias.defined())
     check_same_device(op, {&x, &w, &bias});
   else
@@ -127,32 +134,53 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     EMBER_CHECK_SHAPE(bias.dim() == 1 && bias.size(0) == w.size(0), op,
                       ": expected a bias of shape [", w.size(0), "] for weight shape ", w.shape(),
                       ", got ", bias.shape());
+  if (residual.defined()) {
+    check_same_device(op, {&x, &residual});
+    check_float(op, x, "input", residual, "residual");
+    EMBER_CHECK_SHAPE(residual.shape() == ys, op, ": expected a residual of the output's shape ",
+                      ys, ", got ", residual.shape());
+  }
   Tensor y = empty(ys, {x.dtype(), x.device()});
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
   const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
-  // y is new: clamped in place.
-  auto clamped = [&](const Tensor& t) { return clamp ? ops::clamp_(t, clamp->lo, clamp->hi) : t; };
+  const Tensor zc = residual.defined() ? residual.contiguous() : Tensor();
+  // y is new: the residual added and y clamped in place.
+  auto finished = [&](const Tensor& t) {
+    if (zc.defined()) ops::add_(t, zc);
+    return clamp && clamp->bounded() ? ops::clamp_(t, clamp->lo, clamp->hi) : t;
+  };
   if (x.size(1) == 0) {
     y.fill_(0.0);
     if (bias.defined()) y.copy_(bias.view({1, -1, 1, 1}));
-    return clamped(y);
+    return finished(y);
   }
   // Half keys too (Note [Half convolutions] in ops/conv2d_half.cpp): a clamp after the one
   // rounding is the rounding of the clamp, as it keeps signs, zero and the bounds' order.
   const ConvKey key =
       conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p);
   const bool relu = clamp != nullptr && clamp->lo == 0.0 && std::isinf(clamp->hi) && clamp->hi > 0;
-  if (relu && bc.defined() &&
+  if (relu && bc.defined() && !zc.defined() &&
       cudnn_conv2d_bias_relu(key, xc.data_ptr(), wc.data_ptr(), bc.data_ptr(), y.data_ptr()))
     return y;
   const void* b = bc.defined() ? bc.data_ptr() : nullptr;
   if (is_half(x.dtype())) {  // the half paths write y through a float32 buffer of their own
     run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr());
-    return clamped(y);
+    return finished(y);
   }
-  run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr(), clamp);
+  if (clamp == nullptr) {
+    run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr());
+    return y;
+  }
+  ConvClamp c = *clamp;
+  c.residual = zc.defined() ? zc.data_ptr() : nullptr;
+  run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr(), &c);
   return y;
+}
+
+void check_bounds(const char* op, double lo, double hi) {
+  EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi) && lo <= hi, op,
+                    ": expected bounds lo <= hi, not NaN, got [", lo, ", ", hi, "]");
 }
 
 }  // namespace
@@ -169,11 +197,18 @@ Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
 
 Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
                          const Conv2dParams& p, double lo, double hi) {
-  EMBER_CHECK_VALUE(!std::isnan(lo) && !std::isnan(hi) && lo <= hi,
-                    "conv2d_bias_clamp: expected bounds lo <= hi, not NaN, got [", lo, ", ", hi,
-                    "]");
+  check_bounds("conv2d_bias_clamp", lo, hi);
   const ConvClamp clamp{lo, hi};
   return conv2d_then("conv2d_bias_clamp", x, w, bias, p, &clamp);
+}
+
+Tensor conv2d_bias_add_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
+                             const Tensor& residual, const Conv2dParams& p, double lo, double hi) {
+  const char* op = "conv2d_bias_add_clamp";
+  check_bounds(op, lo, hi);
+  EMBER_CHECK_VALUE(residual.defined(), op, ": expected a residual tensor, got an undefined one");
+  const ConvClamp clamp{lo, hi};
+  return conv2d_then(op, x, w, bias, p, &clamp, residual);
 }
 
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

@@ -49,6 +49,15 @@ Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
 // throws: ValueError when a bound is NaN or lo > hi; as conv2d otherwise.
 Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
                          const Conv2dParams& p, double lo, double hi);
+// clamp(conv2d(x, w, bias) + residual, lo, hi) for inference: a residual block's sum and its
+// activation ((-inf, inf) for none). On the cpu the implicit GEMM adds and clamps each block of
+// y right after writing it, while it is in cache; elsewhere after the convolution. The sum is
+// rounded once, as conv2d then add round it.
+// throws: ValueError for bad bounds or an undefined residual; ShapeError unless the residual
+// has y's shape (no broadcasting); DTypeError, DeviceError unless it has x's dtype and device;
+// as conv2d otherwise.
+Tensor conv2d_bias_add_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
+                             const Tensor& residual, const Conv2dParams& p, double lo, double hi);
 
 // dL/dx given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [x_shape].
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

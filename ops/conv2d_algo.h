@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -87,10 +88,17 @@ class ConvNotSupported : public Error {
   using Error::Error;
 };
 
-// An output clamp for inference: y = min(max(y, lo), hi) (ReLU: [0, inf); ReLU6: [0, 6]), NaN
-// kept, as ops::clamp.
+// An output clamp for inference: y = min(max(y + residual, lo), hi) (ReLU: [0, inf); ReLU6:
+// [0, 6]), NaN kept, as ops::clamp. `residual`, when not null, is a contiguous tensor of y's
+// shape and dtype, not overlapping y, added first (a residual block's shortcut).
 struct ConvClamp {
   double lo, hi;
+  const void* residual = nullptr;
+  // Whether the bounds move any value: not (-inf, inf), a residual alone.
+  bool bounded() const {
+    return lo != -std::numeric_limits<double>::infinity() ||
+           hi != std::numeric_limits<double>::infinity();
+  }
 };
 
 // Scratch memory for one run: workspace_bytes(key) bytes on the key's device (null when 0).
@@ -147,9 +155,10 @@ class ConvAlgo {
   // ensures:  y = conv(x, w) (+ bias). Throws ConvNotSupported to hand over to the next one.
   virtual void run_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
                            void* y, ConvWorkspace ws) const = 0;
-  // The forward with y clamped as each block of it is written, while in cache, where the
-  // algorithm can (the cpu's implicit GEMM and direct kernels): true when it did; false (the
-  // default, nothing run) where it cannot, and run_conv_forward clamps after run_forward.
+  // The forward with y clamped (the residual added) as each block of it is written, while in
+  // cache, where the algorithm can (the cpu's implicit GEMM, and the direct kernels without a
+  // residual): true when it did; false (the default, nothing run) where it cannot, and
+  // run_conv_forward adds and clamps after run_forward.
   virtual bool run_forward_clamped(const ConvKey&, const void* /*x*/, const void* /*w*/,
                                    const void* /*bias*/, void* /*y*/, ConvWorkspace,
                                    ConvClamp) const {
@@ -238,8 +247,8 @@ ConvSelection explain_conv_algos(const ConvKey& key);
 // requires: key.direction is the function's direction (ValueError otherwise).
 // Throws ValueError when the forced name is unknown or does not support the key (naming the
 // ones that do), and ConvNotSupported when no algorithm can run the key.
-// With `clamp`, y is clamped as well: by the algorithm where it can (run_forward_clamped), else
-// in place after it.
+// With `clamp`, y is clamped (the residual added) as well: by the algorithm where it can
+// (run_forward_clamped), else in place after it.
 std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
                              void* y, const ConvClamp* clamp = nullptr);
 std::string run_conv_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx);

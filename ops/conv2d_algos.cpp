@@ -135,10 +135,10 @@ class Direct final : public ConvAlgo {
     const Device dev = k.device();
     kernels_for(dev).conv2d_fwd_direct(k.dtype, k.shape, x, w, bias, y, stream_of(dev));
   }
-  // The cpu clamps as it writes y (Note [Clamped convolutions]).
+  // The cpu clamps as it writes y (Note [Clamped convolutions]); a residual is added after.
   bool run_forward_clamped(const ConvKey& k, const void* x, const void* w, const void* bias,
                            void* y, ConvWorkspace, ConvClamp c) const override {
-    if (k.device_type != DeviceType::CPU) return false;
+    if (k.device_type != DeviceType::CPU || c.residual != nullptr) return false;
     const kc::OutputClamp clamp{c.lo, c.hi};
     trace::Scope traced("kernel", "conv2d_fwd_direct_clamped", k.device());
     kc::conv2d_fwd_direct_clamped(k.dtype, k.shape, x, w, bias, y, &clamp);
@@ -271,7 +271,8 @@ class ImplicitGemm final : public ConvAlgo {
     if (k.device_type != DeviceType::CPU) return false;
     const kc::OutputClamp clamp{c.lo, c.hi};
     trace::Scope traced("kernel", "conv2d_fwd_implicit_gemm_clamped", k.device());
-    kc::conv2d_fwd_implicit_gemm_clamped(k.shape, x, w, bias, y, ws.data, ws.bytes, &clamp);
+    kc::conv2d_fwd_implicit_gemm_clamped(k.shape, x, w, bias, y, ws.data, ws.bytes, &clamp,
+                                         static_cast<const float*>(c.residual));
     return true;
   }
   void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,

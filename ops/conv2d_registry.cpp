@@ -724,9 +724,14 @@ std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, c
     a.run_forward(key, x, w, bias, y, ws);
     if (clamp == nullptr) return;
     const Device dev = key.device();
+    const int64_t n = key.shape.y_numel();
+    if (clamp->residual != nullptr)
+      kernels_for(dev).binary_contiguous(kernels::BinaryOp::add, key.dtype, n, y, y,
+                                         clamp->residual, stream_of(dev));
+    if (!clamp->bounded()) return;
     const kernels::UnaryParams p{clamp->lo, clamp->hi};
-    kernels_for(dev).unary_contiguous(kernels::UnaryOp::clamp, key.dtype, p, key.shape.y_numel(),
-                                      y, y, stream_of(dev));
+    kernels_for(dev).unary_contiguous(kernels::UnaryOp::clamp, key.dtype, p, n, y, y,
+                                      stream_of(dev));
   });
 }
 

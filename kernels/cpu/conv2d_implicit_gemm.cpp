@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -332,13 +333,38 @@ bool tail_stored_in_place(const Ukernels& uk, const ConvShape& s) {
   return (s.kg() - (filter_blocks(s, uk.mr) - 1) * uk.mr) % uk.tail_step == 0;
 }
 
+// What the forward does to y as it writes it (Note [Clamped convolutions] in ops/conv2d.cpp).
+// Without a residual the micro-kernels clamp in the registers (`bounds`, null for no clamp);
+// with one they store y as is, and each row of a block, still in cache, becomes
+// clamp(y + z, lo, hi) as it is stored or right after.
+struct Epilogue {
+  float bounds_[2];
+  const float* bounds = nullptr;  // for the micro-kernels
+  const float* z = nullptr;       // the residual, in y's layout
+  Epilogue(const OutputClamp* clamp, const float* residual) : z(residual) {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    bounds_[0] = clamp ? float(clamp->lo) : -inf;
+    bounds_[1] = clamp ? float(clamp->hi) : inf;
+    if (clamp != nullptr && z == nullptr) bounds = bounds_;
+  }
+  Epilogue(const Epilogue&) = delete;
+  // Stores y[at, at + len) from src (which may be y + at itself).
+  void row(float* y, int64_t at, const float* src, int64_t len) const {
+    float* dst = y + at;
+    if (z == nullptr) {
+      if (src != dst) std::memcpy(dst, src, sizeof(float) * len);
+      return;
+    }
+    const float* zr = z + at;
+    for (int64_t j = 0; j < len; ++j) dst[j] = clamp_value(src[j] + zr[j], bounds_[0], bounds_[1]);
+  }
+};
+
 // fwd_panels on the prepared-image path. A batch of at least one image per thread: each thread
 // owns a contiguous run of images, copied into its own buffer. A smaller one: one shared copy at
-// a time (Note [Fewer images than threads]). With `clamp`, the micro-kernels clamp the outputs
-// before storing them.
+// a time (Note [Fewer images than threads]). y is written through `ep`.
 void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
-                const float* bias, float* y, float* bufs, int64_t nw,
-                const OutputClamp* clamp = nullptr) {
+                const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const ImageLayout l = image_layout(s);
   std::vector<int64_t> off(d);
@@ -347,11 +373,14 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       for (int64_t q = 0; q < s.s; ++q) off[t++] = l.tap(s, 0, c, r, q);
   const bool shared = shared_image(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
-  const float bounds[2] = {clamp ? float(clamp->lo) : 0.0f, clamp ? float(clamp->hi) : 0.0f};
-  const float* bd = clamp ? bounds : nullptr;
   const bool in_place = l.is_image(s);  // read the image itself, not a copy
   const bool tail_in_place = tail_stored_in_place(uk, s);
   const int64_t np = (p + kNr - 1) / kNr;
+  // With a residual, a thread that owns whole images adds it to each image once computed,
+  // reading y (still in its cache) and z in order; a shared image's panels add it row by row.
+  const Epilogue unclamped(nullptr, nullptr);
+  const Epilogue& blocks = ep.z != nullptr && !shared ? unclamped : ep;
+  const float* bd = blocks.bounds;
   // Panels [pi0, pi1) of image n, from its copy at xp.
   auto image_panels = [&](const float* xp, int64_t n, int64_t pi0, int64_t pi1) {
     alignas(64) float tile[kMaxMr * kNr];
@@ -366,14 +395,15 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           float bb[kMaxMr] = {};
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
-          float* out = y + (n * s.k + k0) * p + p0;
+          const int64_t at = (n * s.k + k0) * p + p0;
           if (cols == kNr && (rows == mr || tail_in_place)) {
-            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, out, p);
+            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, y + at, p);
+            if (blocks.z != nullptr)
+              for (int64_t i = 0; i < rows; ++i) blocks.row(y, at + i * p, y + at + i * p, kNr);
             continue;
           }
           uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, tile, kNr);
-          for (int64_t i = 0; i < rows; ++i)
-            std::memcpy(out + i * p, tile + i * kNr, sizeof(float) * cols);
+          for (int64_t i = 0; i < rows; ++i) blocks.row(y, at + i * p, tile + i * kNr, cols);
         }
       }
     }
@@ -386,7 +416,9 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
         run_workers(nw, [&](int64_t wk) {
           fill_image(s, l, x, n, bufs, s.c * wk / nw, s.c * (wk + 1) / nw);
         });
-      run_workers(nw, [&](int64_t wk) { image_panels(xp, n, np * wk / nw, np * (wk + 1) / nw); });
+      run_workers(nw, [&](int64_t wk) {
+        image_panels(xp, n, np * wk / nw, np * (wk + 1) / nw);
+      });
     }
     return;
   }
@@ -400,20 +432,19 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       else
         fill_image(s, l, x, n, buf);
       image_panels(xp, n, 0, np);
+      if (ep.z != nullptr) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
     }
   });
 }
 
 // y = conv(x) with the packed filters `ap`, over `nw` threads with panel buffers at `bufs`.
-// With `clamp`, the micro-kernels clamp the outputs before storing them.
+// y is written through `ep`.
 void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
-                const float* bias, float* y, float* bufs, int64_t nw,
-                const OutputClamp* clamp = nullptr) {
+                const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
-  const float bounds[2] = {clamp ? float(clamp->lo) : 0.0f, clamp ? float(clamp->hi) : 0.0f};
-  const float* bd = clamp ? bounds : nullptr;
+  const float* bd = ep.bounds;
   const bool tail_in_place = tail_stored_in_place(uk, s);
   auto worker = [&](int64_t wk) {
     float* bp = bufs + wk * per;
@@ -431,14 +462,17 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
           const float* a = ap + (g * nb + b) * d * mr;
           if (whole && (rows == mr || tail_in_place)) {
-            uk.fwd(d, rows, a, bp, bb, bd, y + (runs[0].n * s.k + k0) * p + p0, p);
+            const int64_t at = (runs[0].n * s.k + k0) * p + p0;
+            uk.fwd(d, rows, a, bp, bb, bd, y + at, p);
+            if (ep.z != nullptr)
+              for (int64_t i = 0; i < rows; ++i) ep.row(y, at + i * p, y + at + i * p, kNr);
             continue;
           }
           uk.fwd(d, rows, a, bp, bb, bd, tile, kNr);
           for (int64_t i = 0; i < rows; ++i)
             for (int u = 0; u < nr; ++u)
-              std::memcpy(y + (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
-                          tile + i * kNr + runs[u].dst, sizeof(float) * runs[u].len);
+              ep.row(y, (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
+                     tile + i * kNr + runs[u].dst, runs[u].len);
         }
       }
     }
@@ -468,9 +502,9 @@ void bwd_data_strided(const Ukernels& uk, const ConvShape& s, const float* dy, c
           ap);
       float* bufs = ap + filter_elems(uk, t);
       if (image_layout(t).ok)
-        fwd_padded(uk, t, dy, ap, nullptr, out, bufs, nw);
+        fwd_padded(uk, t, dy, ap, nullptr, out, bufs, nw, Epilogue(nullptr, nullptr));
       else
-        fwd_panels(uk, t, dy, ap, nullptr, out, bufs, nw);
+        fwd_panels(uk, t, dy, ap, nullptr, out, bufs, nw, Epilogue(nullptr, nullptr));
     }
     // Scatter the class's rows and columns into dX (zero where no tap reaches).
     const int64_t oh = d.rows.count, ow = d.cols.count;
@@ -533,12 +567,14 @@ size_t conv2d_implicit_gemm_workspace_bytes(DType, const ConvShape& s, ConvDirec
 void conv2d_fwd_implicit_gemm(DType, const ConvShape& s, const void* x_v, const void* w_v,
                               const void* bias_v, void* y_v, void* workspace,
                               size_t workspace_bytes, Stream) {
-  conv2d_fwd_implicit_gemm_clamped(s, x_v, w_v, bias_v, y_v, workspace, workspace_bytes, nullptr);
+  conv2d_fwd_implicit_gemm_clamped(s, x_v, w_v, bias_v, y_v, workspace, workspace_bytes, nullptr,
+                                   nullptr);
 }
 
 void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x_v, const void* w_v,
                                       const void* bias_v, void* y_v, void* workspace,
-                                      size_t workspace_bytes, const OutputClamp* clamp) {
+                                      size_t workspace_bytes, const OutputClamp* clamp,
+                                      const float* residual) {
   const Ukernels& uk = ukernels_or_throw();
   const float *x = static_cast<const float*>(x_v), *w = static_cast<const float*>(w_v);
   const float* bias = static_cast<const float*>(bias_v);
@@ -547,8 +583,9 @@ void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x_v, const
   float* ap = static_cast<float*>(workspace);
   pack_filter_rows(uk.mr, s, w, ap);
   float* bufs = ap + filter_elems(uk, s);
-  if (image_layout(s).ok) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw, clamp);
-  fwd_panels(uk, s, x, ap, bias, y, bufs, nw, clamp);
+  const Epilogue ep(clamp, residual);
+  if (image_layout(s).ok) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw, ep);
+  fwd_panels(uk, s, x, ap, bias, y, bufs, nw, ep);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, const void* w_v,
@@ -562,8 +599,9 @@ void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, 
   float* ap = static_cast<float*>(workspace);
   pack_filters_transposed(uk.mr, s, w, ap);
   float* bufs = ap + filter_elems(uk, t);
-  if (image_layout(t).ok) return fwd_padded(uk, t, dy, ap, nullptr, dx, bufs, nw);
-  fwd_panels(uk, t, dy, ap, nullptr, dx, bufs, nw);
+  const Epilogue store(nullptr, nullptr);
+  if (image_layout(t).ok) return fwd_padded(uk, t, dy, ap, nullptr, dx, bufs, nw, store);
+  fwd_panels(uk, t, dy, ap, nullptr, dx, bufs, nw, store);
 }
 
 void conv2d_bwd_filter_implicit_gemm(DType, const ConvShape& s, const void* dy, const void* x,

@@ -47,10 +47,13 @@ namespace ember::kernels::cpu {
 double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass);
 
 // The table's forward, with y clamped as each block of it is written (while in cache) when
-// `clamp` is not null: ops::conv2d_bias_clamp on the cpu. Requires and throws as the forward.
+// `clamp` is not null: ops::conv2d_bias_clamp on the cpu. With `residual` (y's shape,
+// contiguous, not overlapping y), y = clamp(conv + bias + residual): ops::conv2d_bias_add_clamp;
+// no clamp then is none. Requires and throws as the forward.
 void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x, const void* w,
                                       const void* bias, void* y, void* workspace,
-                                      size_t workspace_bytes, const OutputClamp* clamp);
+                                      size_t workspace_bytes, const OutputClamp* clamp,
+                                      const float* residual = nullptr);
 
 // The micro-kernels the next call would use: "avx512", "avx2", or null where there are none.
 // Throws as cpu_isa() (a bad EMBER_CPU_ISA).

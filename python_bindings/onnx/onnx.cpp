@@ -58,6 +58,7 @@ PYBIND11_MODULE(_onnx, m) {
                                d["folded_batch_norms"] = p.folded_batch_norms;
                                d["fused_relus"] = p.fused_relus;
                                d["fused_clips"] = p.fused_clips;
+                               d["fused_adds"] = p.fused_adds;
                                d["removed_nodes"] = p.removed_nodes;
                                return d;
                              })

@@ -71,6 +71,28 @@ struct ConvBnNet {
   Tensor input() const { return from_vector(x, {1, C, H, W}); }
 };
 
+// conv2d(x, w) + b for x [N, C, H, W], w [K, C, 3, 3], padding 1, in float64.
+std::vector<double> conv3x3(const std::vector<float>& x, const std::vector<float>& w,
+                            const std::vector<float>& b, int N, int C, int K, int H, int W) {
+  std::vector<double> y(static_cast<size_t>(N) * K * H * W);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      for (int i = 0; i < H; ++i)
+        for (int j = 0; j < W; ++j) {
+          double s = b[k];
+          for (int c = 0; c < C; ++c)
+            for (int r = 0; r < 3; ++r)
+              for (int q = 0; q < 3; ++q) {
+                const int ii = i + r - 1, jj = j + q - 1;
+                if (ii < 0 || jj < 0 || ii >= H || jj >= W) continue;
+                s += static_cast<double>(x[((n * C + c) * H + ii) * W + jj]) *
+                     w[((k * C + c) * 3 + r) * 3 + q];
+              }
+          y[((n * K + k) * H + i) * W + j] = s;
+        }
+  return y;
+}
+
 }  // namespace
 
 TEST_CASE("onnx run: conv -> batch norm -> relu, folded and fused, equals the float64 loop") {
@@ -128,6 +150,69 @@ TEST_CASE("onnx run: conv -> batch norm -> clip (ReLU6), folded and fused, equal
       for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
     }
   }
+}
+
+TEST_CASE("onnx run: a residual sum conv + z and its activation fold into the conv") {
+  // x [2, 4, 5, 6] -> Conv (3x3, padding 1) -> Add(., z) -> Relu / Clip / nothing, where z is
+  // x itself (ResNet's identity shortcut), a value computed after the conv in the file's order
+  // (the fused conv moves to the Add's place), or a [4, 1, 1] graph input (broadcast: the conv
+  // adds it after the convolution).
+  constexpr int N = 2, C = 4, H = 5, W = 6;
+  const uint32_t seed = std::random_device{}();
+  CAPTURE(seed);
+  const std::vector<float> xv = random_values(N * C * H * W, seed);
+  const std::vector<float> wv = random_values(C * C * 9, seed + 1), bv = random_values(C, seed + 2);
+  const std::vector<float> zb = random_values(C, seed + 3);
+  const std::vector<double> conv = conv3x3(xv, wv, bv, N, C, C, H, W);
+  enum class Z { shortcut, later, broadcast };
+  for (Z z : {Z::shortcut, Z::later, Z::broadcast})
+    for (const char* act : {"Relu", "Clip", ""}) {
+      const int zi = static_cast<int>(z);
+      CAPTURE(zi);
+      CAPTURE(act);
+      ModelBuilder m;
+      m.input("x", {N, C, H, W}).output("y");
+      if (z == Z::broadcast) m.input("zb", {C, 1, 1});
+      m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})});
+      if (z == Z::later) m.node("Neg", {"x"}, {"negx"});
+      const std::string zname = z == Z::shortcut ? "x" : z == Z::later ? "negx" : "zb";
+      const std::string sum = *act ? "s" : "y";
+      m.node("Add", z == Z::later ? std::vector<std::string>{zname, "c"}
+                                  : std::vector<std::string>{"c", zname}, {sum});
+      if (std::string(act) == "Relu") m.node("Relu", {"s"}, {"y"});
+      if (std::string(act) == "Clip") m.node("Clip", {"s", "lo", "hi"}, {"y"});
+      m.init("w", {C, C, 3, 3}, wv);
+      m.init("b", {C}, bv);
+      m.init("lo", {}, {-0.5f});
+      m.init("hi", {}, {0.8f});
+      std::vector<double> want(conv.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const size_t k = i / (H * W) % C;
+        const double zv = z == Z::shortcut ? xv[i] : z == Z::later ? -xv[i] : zb[k];
+        want[i] = conv[i] + zv;
+        if (std::string(act) == "Relu") want[i] = std::max(want[i], 0.0);
+        if (std::string(act) == "Clip") want[i] = std::min(std::max(want[i], -0.5), 0.8);
+      }
+      const std::string bytes = m.bytes();
+      for (const Device dev : {kCPU, Device(DeviceType::EMU, 0)})
+        for (bool optimize : {false, true}) {
+          CAPTURE(dev);
+          CAPTURE(optimize);
+          eo::LoadOptions opts;
+          opts.device = dev;
+          opts.optimize = optimize;
+          const auto model = eo::load_from_memory(bytes.data(), bytes.size(), opts);
+          const int unfused = 2 + (*act ? 1 : 0) + (z == Z::later ? 1 : 0);
+          CHECK(model.num_nodes() == (optimize ? unfused - 1 - (*act ? 1 : 0) : unfused));
+          CHECK(model.passes().fused_adds == (optimize ? 1 : 0));
+          std::vector<Tensor> in{from_vector(xv, {N, C, H, W})};
+          if (z == Z::broadcast) in.push_back(from_vector(zb, {C, 1, 1}));
+          const auto got = model.run(in)[0].to(kCPU).to_vector<float>();
+          REQUIRE(got.size() == want.size());
+          for (size_t i = 0; i < got.size(); ++i)
+            CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1.0));
+        }
+    }
 }
 
 TEST_CASE("onnx run: constants are folded and nodes no output needs are removed") {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -275,6 +276,21 @@ TEST_CASE("conv2d: bad input raises typed errors naming the op and shapes") {
   CHECK_THROWS_AS(ops::conv2d(xe, w, Tensor(), g2), DeviceError);
   expect([&] { ops::conv2d(xe, w, Tensor(), g2); }, {"conv2d", "emu:0", "cpu"});
   const Tensor dy = ones({2, 6, 6, 6});
+  // A residual must be y's [2, 6, 6, 6] exactly, of x's dtype and device.
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK_NOTHROW(ops::conv2d_bias_add_clamp(x, w, Tensor(), dy, g2, 0.0, inf));
+  expect([&] { ops::conv2d_bias_add_clamp(x, w, Tensor(), ones({6, 1, 1}), g2, 0.0, inf); },
+         {"conv2d_bias_add_clamp", "residual", "[2, 6, 6, 6]", "[6, 1, 1]"});
+  CHECK_THROWS_AS(ops::conv2d_bias_add_clamp(x, w, Tensor(), ones({6, 1, 1}), g2, 0.0, inf),
+                  ShapeError);
+  CHECK_THROWS_AS(ops::conv2d_bias_add_clamp(x, w, Tensor(), dy.to(kFloat64), g2, 0.0, inf),
+                  DTypeError);
+  const Tensor dye = fake_device_tensor({2, 6, 6, 6}, kFloat32, Device(DeviceType::EMU, 0));
+  CHECK_THROWS_AS(ops::conv2d_bias_add_clamp(x, w, Tensor(), dye, g2, 0.0, inf), DeviceError);
+  expect([&] { ops::conv2d_bias_add_clamp(x, w, Tensor(), Tensor(), g2, 0.0, inf); },
+         {"conv2d_bias_add_clamp", "residual", "undefined"});
+  expect([&] { ops::conv2d_bias_add_clamp(x, w, Tensor(), dy, g2, 1.0, 0.0); },
+         {"conv2d_bias_add_clamp", "lo <= hi"});
   CHECK_THROWS_AS(ops::conv2d_backward_data(ones({2, 6, 5, 6}), w, x.shape(), g2), ShapeError);
   CHECK_THROWS_AS(ops::conv2d_backward_filter(ones({2, 6, 5, 6}), x, w.shape(), g2), ShapeError);
   CHECK_THROWS_AS(ops::conv2d_backward_filter(dy, x.to(kFloat64), w.shape(), g2), DTypeError);

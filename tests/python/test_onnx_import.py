@@ -43,6 +43,7 @@ def test_pytorch_exported_models_match_pytorch(exported, rng, name, device, batc
     x = rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)
     want = module(torch.from_numpy(x)).detach().numpy()
     model = ember.onnx.load(path, device=device)
+    assert model.passes["fused_adds"] == 3  # each residual sum folded into its conv
     got = model(x)  # NumPy in, NumPy out
     assert isinstance(got, np.ndarray) and got.shape == want.shape
     assert rel_err(got, want) <= 1e-4

@@ -234,6 +234,18 @@ TEST_CASE("conv2d: every algorithm of every target, every direction, against flo
               check(ops::conv2d_bias_relu(x, w, Tensor(), cs.p),
                     clamped(ref_nobias.y, 0.0, std::numeric_limits<double>::infinity()),
                     ref_nobias.y_abs);
+              // A residual (dy's values, in its layout) added before the clamp, and alone:
+              // one more rounding, of a sum at most y_abs + |z|.
+              const std::vector<double> z = dy.to_vector<double>();
+              std::vector<double> sum = ref.y, sum_abs = ref.y_abs;
+              for (size_t i = 0; i < sum.size(); ++i) {
+                sum[i] += z[i];
+                sum_abs[i] += std::abs(z[i]);
+              }
+              const double inf = std::numeric_limits<double>::infinity();
+              check(ops::conv2d_bias_add_clamp(x, w, b, dy, cs.p, 0.0, inf),
+                    clamped(sum, 0.0, inf), sum_abs);
+              check(ops::conv2d_bias_add_clamp(x, w, b, dy, cs.p, -inf, inf), sum, sum_abs);
             }
             if (runs(ConvDirection::backward_data))
               check(ops::conv2d_backward_data(dy, w, xs, cs.p), ref.dx, ref.dx_abs);

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ops/conv2d.h"
 #include "ops/conv_test_util.h"
@@ -64,6 +65,19 @@ TEST_CASE("conv2d in float16 and bfloat16: every direction, against float64 loop
                         ref_nobias.y_abs);
         check_half_conv(ops::conv2d_bias_relu(x, w, b, cs.p), dev, t, ys, relu_of(ref.y),
                         ref.y_abs);
+        // With a residual: conv rounded to t once (u: t's unit roundoff, of |y|), then the sum
+        // rounded (within an ulp of |y| + |z|), as conv2d then add.
+        const std::vector<double> z = dy.to_vector<double>();
+        const double u = t == kFloat16 ? 0x1p-11 : 0x1p-8;
+        std::vector<double> sum(z.size());
+        for (size_t i = 0; i < z.size(); ++i) sum[i] = std::max(ref.y[i] + z[i], 0.0);
+        check_result_each(ops::conv2d_bias_add_clamp(x, w, b, dy, cs.p, 0.0,
+                                                     std::numeric_limits<double>::infinity()),
+                          dev, t, ys, sum, [&](size_t i) {
+                            const double conv = 16 * 1.2e-7 * (ref.y_abs[i] + std::abs(z[i]));
+                            const double y = std::abs(ref.y[i]), zi = std::abs(z[i]);
+                            return Tolerance{0, conv + u * y + 2 * u * (y + zi) + 1e-30, 1};
+                          });
         check_half_conv(ops::conv2d_backward_data(dy, w, xs, cs.p), dev, t, xs, ref.dx, ref.dx_abs);
         check_half_conv(ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, t, ws, ref.dw,
                         ref.dw_abs);

@@ -50,7 +50,7 @@ class InferenceModel:
     @property
     def passes(self):
         """What the load-time passes did: folded_constants, folded_batch_norms, fused_relus,
-        fused_clips, removed_nodes."""
+        fused_clips, fused_adds, removed_nodes."""
         return self._impl.passes
 
     def last_run(self):
