@@ -335,8 +335,8 @@ bool tail_stored_in_place(const Ukernels& uk, const ConvShape& s) {
 
 // What the forward does to y as it writes it (Note [Clamped convolutions] in ops/conv2d.cpp).
 // Without a residual the micro-kernels clamp in the registers (`bounds`, null for no clamp);
-// with one they store y as is, and each row of a block, still in cache, becomes
-// clamp(y + z, lo, hi) as it is stored or right after.
+// with one they store y as is, and y, still in cache, becomes clamp(y + z, lo, hi) through
+// row(): each row of a block as it is stored, or each whole image once computed (fwd_padded).
 struct Epilogue {
   float bounds_[2];
   const float* bounds = nullptr;  // for the micro-kernels
