@@ -133,66 +133,78 @@ std::optional<std::pair<double, double>> constant_clip_bounds(const Graph& g, co
   return std::make_pair(bound[0], bound[1]);
 }
 
+// One rewriting pass: fold(i, uses, producer) for each node i in order, with the readers and
+// producers of the graph as the pass found it; the node whose position it returns is dropped.
+template <typename Fold>
+void rewrite(Graph& g, Fold fold) {
+  const auto uses = readers(g);
+  const auto producer = producers(g);
+  std::set<size_t> dropped;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (const std::optional<size_t> gone = fold(i, uses, producer)) dropped.insert(*gone);
+  drop_nodes(g, dropped);
+}
+
+// What a fusion folds into: the position of the Conv whose only output is `value`, read by one
+// node, with no activation folded in yet (nor an Add, unless `add_folded_ok`).
+std::optional<size_t> sole_conv(const Graph& g, const std::map<std::string, int>& uses,
+                                const std::map<std::string, size_t>& producer,
+                                const std::string& value, bool add_folded_ok) {
+  auto it = producer.find(value);
+  if (it == producer.end()) return std::nullopt;
+  const Node& conv = g.nodes[it->second];
+  if (conv.op_type != "Conv" || conv.fused_relu || conv.fused_clip ||
+      (conv.fused_add && !add_folded_ok) || conv.outputs.size() != 1 || uses.at(value) != 1)
+    return std::nullopt;
+  return it->second;
+}
+
 // Conv -> Add, the conv's output read by the Add only and added to another value z (a residual
 // block's sum, before its Relu): the conv adds z (ops::conv2d_bias_add_clamp), which becomes its
 // fourth input, and takes the Add's place in the order, where z is known. Run before
 // fuse_activations, which then folds the Relu after the Add into the same conv.
 void fuse_residual_adds(Graph& g, PassReport& r) {
-  auto uses = readers(g);
-  const auto producer = producers(g);
-  std::set<size_t> dropped;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  rewrite(g, [&](size_t i, const auto& uses, const auto& producer) -> std::optional<size_t> {
     const Node& add = g.nodes[i];
-    if (add.op_type != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
+    if (add.op_type != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1])
+      return std::nullopt;
     for (size_t side = 0; side < 2; ++side) {
-      auto it = producer.find(add.inputs[side]);
-      if (it == producer.end()) continue;
-      Node& conv = g.nodes[it->second];
-      if (conv.op_type != "Conv" || conv.fused_relu || conv.fused_clip || conv.fused_add ||
-          conv.outputs.size() != 1 || conv.inputs.size() > 3 || uses[conv.outputs[0]] != 1)
-        continue;
-      Node fused = std::move(conv);
+      const auto at = sole_conv(g, uses, producer, add.inputs[side], false);
+      if (!at || g.nodes[*at].inputs.size() > 3) continue;
+      Node fused = std::move(g.nodes[*at]);
       fused.inputs.resize(3);
       fused.inputs.push_back(add.inputs[1 - side]);
       fused.outputs[0] = add.outputs.at(0);
       fused.fused_add = true;
-      dropped.insert(it->second);
       g.nodes[i] = std::move(fused);
       ++r.fused_adds;
-      break;
+      return at;
     }
-  }
-  drop_nodes(g, dropped);
+    return std::nullopt;
+  });
 }
 
 // Conv -> Relu and Conv -> Clip (constant scalar bounds: ReLU6), the conv's output read by the
 // activation only: the conv applies it (ops::conv2d_bias_relu, conv2d_bias_clamp). Counts each
 // kind in the report.
 void fuse_activations(Graph& g, PassReport& r) {
-  auto uses = readers(g);
-  const auto producer = producers(g);
-  std::set<size_t> dropped;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  rewrite(g, [&](size_t i, const auto& uses, const auto& producer) -> std::optional<size_t> {
     const Node& act = g.nodes[i];
-    if (act.op_type != "Relu" && act.op_type != "Clip") continue;
-    auto it = producer.find(act.inputs.at(0));
-    if (it == producer.end()) continue;
-    Node& conv = g.nodes[it->second];
-    if (conv.op_type != "Conv" || conv.fused_relu || conv.fused_clip ||
-        uses[conv.outputs[0]] != 1)
-      continue;
+    if (act.op_type != "Relu" && act.op_type != "Clip") return std::nullopt;
+    const auto at = sole_conv(g, uses, producer, act.inputs.at(0), true);
+    if (!at) return std::nullopt;
+    Node& conv = g.nodes[*at];
     if (act.op_type == "Relu") {
       conv.fused_relu = true;
       ++r.fused_relus;
     } else {
       conv.fused_clip = constant_clip_bounds(g, act);
-      if (!conv.fused_clip) continue;
+      if (!conv.fused_clip) return std::nullopt;
       ++r.fused_clips;
     }
     conv.outputs[0] = act.outputs[0];
-    dropped.insert(i);
-  }
-  drop_nodes(g, dropped);
+    return i;
+  });
 }
 
 int remove_dead(Graph& g) {

@@ -18,26 +18,39 @@ using onnx_test::random_values;
 
 namespace {
 
+// conv2d(x, w) + b for x [N, C, H, W], w [K, C, 3, 3], padding 1, in float64.
+std::vector<double> conv3x3(const std::vector<float>& x, const std::vector<float>& w,
+                            const std::vector<float>& b, int N, int C, int K, int H, int W) {
+  std::vector<double> y(static_cast<size_t>(N) * K * H * W);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      for (int i = 0; i < H; ++i)
+        for (int j = 0; j < W; ++j) {
+          double s = b[k];
+          for (int c = 0; c < C; ++c)
+            for (int r = 0; r < 3; ++r)
+              for (int q = 0; q < 3; ++q) {
+                const int ii = i + r - 1, jj = j + q - 1;
+                if (ii < 0 || jj < 0 || ii >= H || jj >= W) continue;
+                s += static_cast<double>(x[((n * C + c) * H + ii) * W + jj]) *
+                     w[((k * C + c) * 3 + r) * 3 + q];
+              }
+          y[((n * K + k) * H + i) * W + j] = s;
+        }
+  return y;
+}
+
 // relu(batch_norm(conv2d(x, w, b))) for x [1, C, H, W], w [K, C, 3, 3], padding 1, in float64.
 std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& w,
                               const std::vector<float>& b, const std::vector<float>& gamma,
                               const std::vector<float>& beta, const std::vector<float>& mean,
                               const std::vector<float>& var, int C, int K, int H, int W) {
-  std::vector<double> y(static_cast<size_t>(K) * H * W);
-  for (int k = 0; k < K; ++k)
-    for (int i = 0; i < H; ++i)
-      for (int j = 0; j < W; ++j) {
-        double s = b[k];
-        for (int c = 0; c < C; ++c)
-          for (int r = 0; r < 3; ++r)
-            for (int q = 0; q < 3; ++q) {
-              const int ii = i + r - 1, jj = j + q - 1;
-              if (ii < 0 || jj < 0 || ii >= H || jj >= W) continue;
-              s += static_cast<double>(x[(c * H + ii) * W + jj]) * w[((k * C + c) * 3 + r) * 3 + q];
-            }
-        s = (s - mean[k]) / std::sqrt(static_cast<double>(var[k]) + 1e-5) * gamma[k] + beta[k];
-        y[(k * H + i) * W + j] = std::max(0.0, s);
-      }
+  std::vector<double> y = conv3x3(x, w, b, 1, C, K, H, W);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const size_t k = i / (H * W);
+    const double sd = std::sqrt(static_cast<double>(var[k]) + 1e-5);
+    y[i] = std::max(0.0, (y[i] - mean[k]) / sd * gamma[k] + beta[k]);
+  }
   return y;
 }
 
@@ -70,28 +83,6 @@ struct ConvBnNet {
   }
   Tensor input() const { return from_vector(x, {1, C, H, W}); }
 };
-
-// conv2d(x, w) + b for x [N, C, H, W], w [K, C, 3, 3], padding 1, in float64.
-std::vector<double> conv3x3(const std::vector<float>& x, const std::vector<float>& w,
-                            const std::vector<float>& b, int N, int C, int K, int H, int W) {
-  std::vector<double> y(static_cast<size_t>(N) * K * H * W);
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; ++k)
-      for (int i = 0; i < H; ++i)
-        for (int j = 0; j < W; ++j) {
-          double s = b[k];
-          for (int c = 0; c < C; ++c)
-            for (int r = 0; r < 3; ++r)
-              for (int q = 0; q < 3; ++q) {
-                const int ii = i + r - 1, jj = j + q - 1;
-                if (ii < 0 || jj < 0 || ii >= H || jj >= W) continue;
-                s += static_cast<double>(x[((n * C + c) * H + ii) * W + jj]) *
-                     w[((k * C + c) * 3 + r) * 3 + q];
-              }
-          y[((n * K + k) * H + i) * W + j] = s;
-        }
-  return y;
-}
 
 }  // namespace
 
