@@ -4,12 +4,17 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/tensor.h"
+
+namespace ember::ops {
+struct PackedConv2dFilters;  // ops/conv2d.h
+}
 
 namespace ember::onnx {
 
@@ -40,6 +45,8 @@ struct Node {
   // A Conv whose following Add the fusion pass folded in: inputs[3] is the other addend, added
   // before the fused activation (a residual block's shortcut).
   bool fused_add = false;
+  // A Conv's constant filters packed at load for the cpu's implicit GEMM (onnx/passes.cpp).
+  std::shared_ptr<const ops::PackedConv2dFilters> packed_filters;
 };
 
 // A graph input or output as declared: element type and shape, -1 for a symbolic dim.

@@ -23,7 +23,7 @@ namespace ember::onnx {
 
 struct LoadOptions {
   Device device = kCPU;
-  bool optimize = true;  // constant folding, batch-norm folding, conv+add+relu fusion
+  bool optimize = true;  // constant folding, batch-norm folding, conv+add+relu fusion, packing
 };
 
 // What the graph passes did at load time.

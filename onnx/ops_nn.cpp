@@ -90,6 +90,7 @@ Tensor pad_explicit(const Tensor& x, const Window& w, double value) {
 // (ops::conv2d_bias_add_clamp), else after it with the Add's broadcasting.
 Tensor residual_conv(const OpArgs& a, const Tensor& x2, const Tensor& w2, const Tensor& bias,
                      const ops::Conv2dParams& p, bool one_d) {
+  const ops::PackedConv2dFilters* packed = a.node.packed_filters.get();
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const auto [lo, hi] = a.node.fused_clip ? *a.node.fused_clip
                         : a.node.fused_relu ? std::make_pair(0.0, kInf)
@@ -98,7 +99,7 @@ Tensor residual_conv(const OpArgs& a, const Tensor& x2, const Tensor& w2, const 
   const Tensor z2 = as_2d(z, one_d);
   if (z2.shape() == ops::conv2d_output_shape(x2.shape(), w2.shape(), p) &&
       z.dtype() == x2.dtype() && z.device() == x2.device())
-    return from_2d(ops::conv2d_bias_add_clamp(x2, w2, bias, z2, p, lo, hi), one_d);
+    return from_2d(ops::conv2d_bias_add_clamp(x2, w2, bias, z2, p, lo, hi, packed), one_d);
   const Tensor sum = add(from_2d(ops::conv2d(x2, w2, bias, p), one_d), z);
   return lo == -kInf && hi == kInf ? sum : clamp(sum, lo, hi);
 }
@@ -116,11 +117,16 @@ Out conv_op(const OpArgs& a) {
   else x2 = pad_explicit(x2, w, 0.0);
   const Tensor bias = a.has_input(2) ? a.input(2) : Tensor();
   if (a.node.fused_add) return {residual_conv(a, x2, w2, bias, opts.params, w.one_d)};
+  // Filters packed at load reach the cpu's implicit GEMM through the inference forms.
+  const ops::PackedConv2dFilters* packed = a.node.packed_filters.get();
   if (a.node.fused_relu)  // one cuDNN graph on cuda where it serves (ops/conv2d.h)
-    return {from_2d(ops::conv2d_bias_relu(x2, w2, bias, opts.params), w.one_d)};
-  if (a.node.fused_clip)  // clamped in the cpu kernels' output loops (ops/conv2d.h)
-    return {from_2d(ops::conv2d_bias_clamp(x2, w2, bias, opts.params, a.node.fused_clip->first,
-                                           a.node.fused_clip->second),
+    return {from_2d(ops::conv2d_bias_relu(x2, w2, bias, opts.params, packed), w.one_d)};
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (a.node.fused_clip || packed)  // clamped in the cpu kernels' output loops (ops/conv2d.h)
+    return {from_2d(ops::conv2d_bias_clamp(
+                        x2, w2, bias, opts.params,
+                        a.node.fused_clip ? a.node.fused_clip->first : -kInf,
+                        a.node.fused_clip ? a.node.fused_clip->second : kInf, packed),
                     w.one_d)};
   return {from_2d(conv2d(x2, w2, bias, opts), w.one_d)};
 }

@@ -11,6 +11,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/shape.h"
 #include "onnx/op_registry.h"
+#include "ops/conv2d.h"
 #include "runtime/error.h"
 
 namespace ember::onnx {
@@ -207,6 +208,31 @@ void fuse_activations(Graph& g, PassReport& r) {
   });
 }
 
+// Each Conv whose filters are a constant gets them packed once for the cpu's implicit GEMM
+// (ops::pack_conv2d_filters), which otherwise packs them on every run. Weights the packing
+// cannot take (a malformed model) are left for the run to report.
+void pack_conv_filters(Graph& g, Device device) {
+  if (!device.is_cpu()) return;
+  for (Node& node : g.nodes) {
+    if (node.op_type != "Conv" || node.inputs.size() < 2) continue;
+    auto it = g.initializers.find(node.inputs[1]);
+    if (it == g.initializers.end()) continue;
+    const Tensor& w = it->second;
+    auto group = node.attrs.find("group");
+    ops::Conv2dParams p;
+    if (group != node.attrs.end()) {
+      if (group->second.kind != Attr::Kind::i) continue;
+      p.groups = group->second.i;
+    }
+    if ((w.dim() != 3 && w.dim() != 4) || p.groups < 1 || w.size(0) == 0 ||
+        w.size(0) % p.groups != 0)
+      continue;
+    auto packed = ops::pack_conv2d_filters(w.dim() == 3 ? unsqueeze(w, 2) : w, p);
+    if (packed.data.defined())
+      node.packed_filters = std::make_shared<const ops::PackedConv2dFilters>(std::move(packed));
+  }
+}
+
 int remove_dead(Graph& g) {
   std::set<std::string> needed;
   for (const auto& out : g.outputs) needed.insert(out.name);
@@ -337,6 +363,7 @@ PassReport optimize(Graph& g, Device device) {
   fuse_residual_adds(g, r);
   fuse_activations(g, r);
   r.removed_nodes = remove_dead(g);
+  pack_conv_filters(g, device);
   return r;
 }
 

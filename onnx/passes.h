@@ -1,7 +1,8 @@
 // The graph passes run at load time, in this order: check and sort (FormatError for cycles,
 // dangling inputs, outputs defined twice), list what is unsupported (all of it, ValueError),
 // then optimise: constant folding, batch-norm folding into convolutions, conv+add fusion
-// (a residual sum), conv+relu fusion, dead-node removal.
+// (a residual sum), conv+relu fusion, dead-node removal, and on the cpu the convolutions'
+// constant filters packed for the implicit GEMM.
 #pragma once
 
 #include <map>

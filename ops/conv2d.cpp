@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/conv2d_implicit_gemm.h"
 #include "ops/activation.h"
 #include "ops/checks.h"
 #include "ops/cudnn_ops.h"
@@ -122,7 +123,13 @@ namespace {
 // device, or undefined) added before the clamp.
 Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
                    const Conv2dParams& p, const ConvClamp* clamp,
-                   const Tensor& residual = Tensor()) {
+                   const Tensor& residual = Tensor(),
+                   const PackedConv2dFilters* packed = nullptr) {
+  if (packed != nullptr)
+    EMBER_CHECK_VALUE(packed->w_shape == w.shape() && packed->groups == p.groups, op,
+                      ": the packed filters are of shape ", packed->w_shape, " in ",
+                      packed->groups, " groups, the weight of shape ", w.shape(), " in ",
+                      p.groups);
   if (bias.defined())
     check_same_device(op, {&x, &w, &bias});
   else
@@ -174,6 +181,10 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
   }
   ConvClamp c = *clamp;
   c.residual = zc.defined() ? zc.data_ptr() : nullptr;
+  if (packed != nullptr && packed->data.defined() && x.device().is_cpu()) {
+    c.packed_filters = static_cast<const float*>(packed->data.data_ptr());
+    c.packed_isa = packed->isa.c_str();
+  }
   run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr(), &c);
   return y;
 }
@@ -190,25 +201,53 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 }
 
 Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
-                        const Conv2dParams& p) {
+                        const Conv2dParams& p, const PackedConv2dFilters* packed) {
   const ConvClamp relu{0.0, std::numeric_limits<double>::infinity()};
-  return conv2d_then("conv2d_bias_relu", x, w, bias, p, &relu);
+  return conv2d_then("conv2d_bias_relu", x, w, bias, p, &relu, Tensor(), packed);
 }
 
 Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
-                         const Conv2dParams& p, double lo, double hi) {
+                         const Conv2dParams& p, double lo, double hi,
+                         const PackedConv2dFilters* packed) {
   check_bounds("conv2d_bias_clamp", lo, hi);
   const ConvClamp clamp{lo, hi};
-  return conv2d_then("conv2d_bias_clamp", x, w, bias, p, &clamp);
+  return conv2d_then("conv2d_bias_clamp", x, w, bias, p, &clamp, Tensor(), packed);
 }
 
 Tensor conv2d_bias_add_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
-                             const Tensor& residual, const Conv2dParams& p, double lo, double hi) {
+                             const Tensor& residual, const Conv2dParams& p, double lo, double hi,
+                             const PackedConv2dFilters* packed) {
   const char* op = "conv2d_bias_add_clamp";
   check_bounds(op, lo, hi);
   EMBER_CHECK_VALUE(residual.defined(), op, ": expected a residual tensor, got an undefined one");
   const ConvClamp clamp{lo, hi};
-  return conv2d_then(op, x, w, bias, p, &clamp, residual);
+  return conv2d_then(op, x, w, bias, p, &clamp, residual, packed);
+}
+
+PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p) {
+  const char* op = "pack_conv2d_filters";
+  check_params(op, p);
+  EMBER_CHECK_SHAPE(w.dim() == 4 && w.size(0) > 0 && w.size(0) % p.groups == 0, op,
+                    ": expected a 4-D weight whose filter count divides into ", p.groups,
+                    " groups, got ", w.shape());
+  PackedConv2dFilters out;
+  out.w_shape = w.shape();
+  out.groups = p.groups;
+  const char* isa = kernels::cpu::conv2d_implicit_gemm_isa();
+  if (!w.device().is_cpu() || w.dtype() != kFloat32 || isa == nullptr) return out;
+  kernels::ConvShape s;  // the filters' geometry: what the packing reads
+  s.n = 1;
+  s.k = w.size(0);
+  s.c = w.size(1) * p.groups;
+  s.r = w.size(2);
+  s.s = w.size(3);
+  s.groups = p.groups;
+  const Tensor wc = w.contiguous();
+  out.data = empty({kernels::cpu::conv2d_implicit_gemm_packed_filter_elems(s)}, {kFloat32, kCPU});
+  kernels::cpu::conv2d_implicit_gemm_pack_filters(s, wc.data_ptr(),
+                                                  static_cast<float*>(out.data.data_ptr()));
+  out.isa = isa;
+  return out;
 }
 
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

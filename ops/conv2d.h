@@ -36,19 +36,39 @@ Shape conv2d_output_shape(const Shape& x_shape, const Shape& w_shape, const Conv
 ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w_shape, DType dtype,
                    Device device, const Conv2dParams& p);
 
+// Filters packed once for the cpu's implicit GEMM forward, for weights that do not change
+// (inference: the ONNX runtime packs each Conv's at load), so that a call does not pack them
+// again (at batch 1 a tenth of a 3x3 layer's time). `data` is undefined where there is nothing
+// to pack (w not float32 on the cpu, or a CPU without the micro-kernels); a forward under other
+// micro-kernels (EMBER_CPU_ISA changed since) packs w as usual.
+struct PackedConv2dFilters {
+  Tensor data;      // float32, on the cpu
+  std::string isa;  // the micro-kernels they are packed for ("avx2", "avx512")
+  Shape w_shape;    // of the filters packed, and their groups
+  int64_t groups = 1;
+};
+// throws: ShapeError unless w is 4-D with a positive filter count divisible by p.groups;
+// ValueError for bad parameters.
+PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p);
+
 // y = conv2d(x, w) + bias. `bias` may be undefined (no bias). Inputs of any strides.
 // ensures: a new contiguous tensor of x's dtype.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+// The inference forms below take `packed`, w packed by pack_conv2d_filters (or null): the cpu's
+// implicit GEMM then reads it instead of packing w (w must still be given: the other algorithms
+// read it). throws: ValueError when `packed` was made for another filter shape or groups.
+
 // relu(conv2d(x, w, bias)) for inference: on cuda one fused cuDNN graph (conv + bias + relu,
 // the intermediates never in memory) where cuDNN serves, else as conv2d_bias_clamp(0, inf).
 Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
-                        const Conv2dParams& p);
+                        const Conv2dParams& p, const PackedConv2dFilters* packed = nullptr);
 // clamp(conv2d(x, w, bias), lo, hi) for inference (ReLU6: [0, 6]), NaN kept. On the cpu the
 // implicit GEMM and the direct kernels clamp each block of y as they write it, while it is in
 // cache; other algorithms and devices clamp y in place after the convolution.
 // throws: ValueError when a bound is NaN or lo > hi; as conv2d otherwise.
 Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
-                         const Conv2dParams& p, double lo, double hi);
+                         const Conv2dParams& p, double lo, double hi,
+                         const PackedConv2dFilters* packed = nullptr);
 // clamp(conv2d(x, w, bias) + residual, lo, hi) for inference: a residual block's sum and its
 // activation ((-inf, inf) for none). On the cpu the implicit GEMM adds and clamps each block of
 // y right after writing it, while it is in cache; elsewhere after the convolution. The sum is
@@ -57,7 +77,8 @@ Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
 // has y's shape (no broadcasting); DTypeError, DeviceError unless it has x's dtype and device;
 // as conv2d otherwise.
 Tensor conv2d_bias_add_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
-                             const Tensor& residual, const Conv2dParams& p, double lo, double hi);
+                             const Tensor& residual, const Conv2dParams& p, double lo, double hi,
+                             const PackedConv2dFilters* packed = nullptr);
 
 // dL/dx given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [x_shape].
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

@@ -91,9 +91,14 @@ class ConvNotSupported : public Error {
 // An output clamp for inference: y = min(max(y + residual, lo), hi) (ReLU: [0, inf); ReLU6:
 // [0, 6]), NaN kept, as ops::clamp. `residual`, when not null, is a contiguous tensor of y's
 // shape and dtype, not overlapping y, added first (a residual block's shortcut).
+// `packed_filters`, when not null, are w packed once for the cpu's implicit GEMM under the
+// micro-kernels named `packed_isa` (ops::pack_conv2d_filters), which it uses instead of packing
+// w where those are the ones in use; the other algorithms read w.
 struct ConvClamp {
   double lo, hi;
   const void* residual = nullptr;
+  const float* packed_filters = nullptr;
+  const char* packed_isa = nullptr;
   // Whether the bounds move any value: not (-inf, inf), a residual alone.
   bool bounded() const {
     return lo != -std::numeric_limits<double>::infinity() ||

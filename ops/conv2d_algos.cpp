@@ -272,7 +272,8 @@ class ImplicitGemm final : public ConvAlgo {
     const kc::OutputClamp clamp{c.lo, c.hi};
     trace::Scope traced("kernel", "conv2d_fwd_implicit_gemm_clamped", k.device());
     kc::conv2d_fwd_implicit_gemm_clamped(k.shape, x, w, bias, y, ws.data, ws.bytes, &clamp,
-                                         static_cast<const float*>(c.residual));
+                                         static_cast<const float*>(c.residual), c.packed_filters,
+                                         c.packed_isa);
     return true;
   }
   void run_backward_data(const ConvKey& k, const void* dy, const void* w, void* dx,

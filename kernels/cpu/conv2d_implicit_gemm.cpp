@@ -611,18 +611,30 @@ void conv2d_fwd_implicit_gemm(DType, const ConvShape& s, const void* x_v, const 
 void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x_v, const void* w_v,
                                       const void* bias_v, void* y_v, void* workspace,
                                       size_t workspace_bytes, const OutputClamp* clamp,
-                                      const float* residual) {
+                                      const float* residual, const float* packed,
+                                      const char* packed_isa) {
   const Ukernels& uk = ukernels_or_throw();
   const float *x = static_cast<const float*>(x_v), *w = static_cast<const float*>(w_v);
   const float* bias = static_cast<const float*>(bias_v);
   float* y = static_cast<float*>(y_v);
   const int64_t nw = threads_within(uk, s, ConvDirection::forward, workspace_bytes);
-  float* ap = static_cast<float*>(workspace);
-  pack_filter_rows(uk.mr, s, w, ap);
-  float* bufs = ap + filter_elems(uk, s);
+  float* filters = static_cast<float*>(workspace);
+  float* bufs = filters + filter_elems(uk, s);
+  const bool prepacked =
+      packed != nullptr && packed_isa != nullptr && std::strcmp(packed_isa, uk.isa) == 0;
+  if (!prepacked) pack_filter_rows(uk.mr, s, w, filters);
+  const float* ap = prepacked ? packed : filters;
   const Epilogue ep(clamp, residual);
   if (image_layout(s).ok) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw, ep);
   fwd_panels(uk, s, x, ap, bias, y, bufs, nw, ep);
+}
+
+int64_t conv2d_implicit_gemm_packed_filter_elems(const ConvShape& s) {
+  return filter_elems(ukernels_or_throw(), s);
+}
+
+void conv2d_implicit_gemm_pack_filters(const ConvShape& s, const void* w, float* packed) {
+  pack_filter_rows(ukernels_or_throw().mr, s, static_cast<const float*>(w), packed);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, const void* w_v,

@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 
+#include "kernels/cpu/conv2d_implicit_gemm.h"
 #include "op_test_util.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_algo.h"
@@ -303,4 +305,60 @@ TEST_CASE("conv2d: empty batch") {
   const Tensor dw =
       ops::conv2d_backward_filter(ones({0, 2, 3, 3}), ones({0, 3, 5, 5}), {2, 3, 3, 3}, {});
   check_values(dw, std::vector<double>(54, 0.0), kFloat32);
+}
+
+TEST_CASE("conv2d: filters packed once give the same outputs as packed per call") {
+  // The implicit GEMM reads the packed filters where it runs (forced here), on every shape that
+  // exercises the packing: whole blocks and a last part block, groups, taps not a multiple of 8.
+  ConvPolicyGuard guard;
+  if (kernels::cpu::conv2d_implicit_gemm_isa() == nullptr) {
+    skip_case("conv2d packed filters: this CPU has no implicit-GEMM micro-kernels");
+    return;
+  }
+  ops::set_conv_algo("implicit_gemm");
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  struct Case {
+    int64_t n, c, h, k, r, groups;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const Case& cs : {Case{1, 64, 8, 64, 3, 1}, Case{2, 3, 9, 13, 3, 1},
+                         Case{1, 16, 7, 24, 1, 1}, Case{3, 8, 6, 12, 3, 4},
+                         Case{1, 5, 11, 7, 5, 1}}) {
+    CAPTURE(cs.c);
+    CAPTURE(cs.k);
+    const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.h}, kFloat32, -1, 1, g);
+    const Tensor w = random_tensor({cs.k, cs.c / cs.groups, cs.r, cs.r}, kFloat32, -1, 1, g);
+    const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
+    const Conv2dParams p = conv_params(1, 1, cs.r / 2, cs.r / 2, 1, 1, cs.groups);
+    const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, p);
+    REQUIRE(packed.data.defined());
+    CHECK(packed.isa == kernels::cpu::conv2d_implicit_gemm_isa());
+    const Tensor z = random_tensor(ops::conv2d_output_shape(x.shape(), w.shape(), p), kFloat32,
+                                   -1, 1, g);
+    CHECK(ops::conv2d_bias_clamp(x, w, b, p, -0.5, 0.5, &packed).to_vector<float>() ==
+          ops::conv2d_bias_clamp(x, w, b, p, -0.5, 0.5).to_vector<float>());
+    CHECK(ops::conv2d_bias_relu(x, w, b, p, &packed).to_vector<float>() ==
+          ops::conv2d_bias_relu(x, w, b, p).to_vector<float>());
+    CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, p, -inf, inf, &packed).to_vector<float>() ==
+          ops::conv2d_bias_add_clamp(x, w, b, z, p, -inf, inf).to_vector<float>());
+    // Packed for other micro-kernels (EMBER_CPU_ISA changed since): w is packed as usual.
+    ops::PackedConv2dFilters other = packed;
+    other.isa = "another";
+    other.data = zeros(packed.data.shape());
+    CHECK(ops::conv2d_bias_clamp(x, w, b, p, -inf, inf, &other).to_vector<float>() ==
+          ops::conv2d(x, w, b, p).to_vector<float>());
+    // Packed for another filter shape: an error, never another layer's filters.
+    const Tensor w2 = random_tensor({cs.k + 1, cs.c / cs.groups, cs.r, cs.r}, kFloat32, -1, 1, g);
+    const ops::PackedConv2dFilters wrong =
+        ops::pack_conv2d_filters(w2, conv_params(1, 1, 0, 0, 1, 1, 1));
+    CHECK_THROWS_WITH_AS(ops::conv2d_bias_relu(x, w, b, p, &wrong),
+                         doctest::Contains("packed filters are of shape"), ValueError);
+  }
+  // Nothing to pack off the cpu's float32; bad weights are errors.
+  CHECK_FALSE(ops::pack_conv2d_filters(ones({4, 2, 3, 3}, kFloat64), {}).data.defined());
+  CHECK_THROWS_AS(ops::pack_conv2d_filters(ones({4, 2, 3}), {}), ShapeError);
+  CHECK_THROWS_AS(ops::pack_conv2d_filters(ones({5, 2, 3, 3}), conv_params(1, 1, 0, 0, 1, 1, 2)),
+                  ShapeError);
 }
