@@ -113,9 +113,9 @@ namespace {
 // Either way each element is clamped once, from its final value, so the result is exactly
 // clamp(conv2d(...)).
 // A residual block's sum (ResNet's relu(conv(x) + shortcut)) is two more passes, the add and
-// the clamp. The cpu's implicit GEMM adds the shortcut to each row of a block it has just
-// stored, while it is in cache, then clamps it; elsewhere run_conv_forward adds it and clamps
-// after the algorithm. The sum is (conv + bias) + residual, rounded as the separate add rounds
+// the clamp. The cpu's implicit GEMM adds the shortcut to each image (or, where threads share an
+// image, each block) it has just computed, while it is in cache, then clamps it; elsewhere
+// run_conv_forward adds it and clamps after the algorithm. The sum is (conv + bias) + residual, rounded as the separate add rounds
 // it, so the result is exactly clamp(conv2d(...) + residual).
 
 // conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu

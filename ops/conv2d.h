@@ -54,9 +54,11 @@ PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p);
 // y = conv2d(x, w) + bias. `bias` may be undefined (no bias). Inputs of any strides.
 // ensures: a new contiguous tensor of x's dtype.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
-// The inference forms below take `packed`, w packed by pack_conv2d_filters (or null): the cpu's
-// implicit GEMM then reads it instead of packing w (w must still be given: the other algorithms
-// read it). throws: ValueError when `packed` was made for another filter shape or groups.
+// The inference forms below take `packed` (or null): the cpu's implicit GEMM then reads it
+// instead of packing w (w must still be given: the other algorithms read it).
+// requires: `packed` is pack_conv2d_filters of this w, its values unchanged since (a packing of
+// other values of the same shape is not detected).
+// throws: ValueError when `packed` was made for another filter shape or groups.
 
 // relu(conv2d(x, w, bias)) for inference: on cuda one fused cuDNN graph (conv + bias + relu,
 // the intermediates never in memory) where cuDNN serves, else as conv2d_bias_clamp(0, inf).
