@@ -111,30 +111,125 @@ template <typename Vec, size_t... I>
 inline Vec odd_lanes(Vec a, Vec b, std::index_sequence<I...>) {
   return __builtin_shufflevector(a, b, (2 * I + 1)...);
 }
+// The even and odd lanes of the 2 kVec elements a, b (a first): a stride-2 row split into its
+// two phases.
+template <typename Vec>
+inline void split_phases(Vec a, Vec b, Vec* even, Vec* odd) {
+  constexpr size_t kVec = sizeof(Vec) / sizeof(a[0]);
+  if constexpr (kVec == 8 && sizeof(a[0]) == 4) {
+    // AVX's floats: a shuffle within each 128-bit half, then the four pairs into order (two
+    // instructions a vector, where the one-step shuffle took three).
+    const Vec e = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
+    const Vec o = __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+    *even = __builtin_shufflevector(e, e, 0, 1, 4, 5, 2, 3, 6, 7);
+    *odd = __builtin_shufflevector(o, o, 0, 1, 4, 5, 2, 3, 6, 7);
+  } else {
+    constexpr auto lanes = std::make_index_sequence<kVec>();
+    *even = even_lanes(a, b, lanes);
+    *odd = odd_lanes(a, b, lanes);
+  }
+}
+
+// even[k] = src[2k], odd[k] = src[2k + 1] for k < n, two vectors in and two out at a time.
 template <typename T>
 inline void deinterleave(const T* src, int64_t n, T* even, T* odd) {
   typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
   constexpr int64_t kVec = kVectorBytes / sizeof(T);
-  constexpr auto lanes = std::make_index_sequence<kVec>();
   int64_t k = 0;
-  for (; k + kVec <= n; k += kVec) {
-    const Vec a = *reinterpret_cast<const Vec*>(src + 2 * k);
-    const Vec b = *reinterpret_cast<const Vec*>(src + 2 * k + kVec);
-    if constexpr (kVec == 8 && sizeof(T) == 4) {
-      // AVX's floats: a shuffle within each 128-bit half, then the four pairs into order (two
-      // instructions a vector, where the one-step shuffle took three).
-      const Vec e = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
-      const Vec o = __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
-      *reinterpret_cast<Vec*>(even + k) = __builtin_shufflevector(e, e, 0, 1, 4, 5, 2, 3, 6, 7);
-      *reinterpret_cast<Vec*>(odd + k) = __builtin_shufflevector(o, o, 0, 1, 4, 5, 2, 3, 6, 7);
-    } else {
-      *reinterpret_cast<Vec*>(even + k) = even_lanes(a, b, lanes);
-      *reinterpret_cast<Vec*>(odd + k) = odd_lanes(a, b, lanes);
-    }
-  }
+  for (; k + kVec <= n; k += kVec)
+    split_phases(*reinterpret_cast<const Vec*>(src + 2 * k),
+                 *reinterpret_cast<const Vec*>(src + 2 * k + kVec),
+                 reinterpret_cast<Vec*>(even + k), reinterpret_cast<Vec*>(odd + k));
   for (; k < n; ++k) {
     even[k] = src[2 * k];
     odd[k] = src[2 * k + 1];
+  }
+}
+
+// Note [Stride-2 depthwise in registers]
+// A 3x3 stride-2 depthwise filter with one column of padding each side (the downsampling layer
+// of MobileNet-style networks) reads input columns 2 ow - 1, 2 ow and 2 ow + 1 for output ow.
+// For the kVec outputs from ow = kVec j, the 2 kVec input columns from 2 kVec j, loaded as two
+// vectors, hold columns 2 ow in their even lanes and 2 ow + 1 in their odd lanes (split_phases);
+// columns 2 ow - 1 are the even lanes of the two vectors one column earlier, or for j = 0 the
+// odd lanes moved up one lane with the padding's zero coming in. So a row's three taps cost two
+// or four loads and a few shuffles, without the phase buffer's copy and split of every row
+// (Note [Polyphase depthwise]). The plane is done in strips of kVec output columns, top to
+// bottom, and the last input row of one output row, the first of the next, stays in registers.
+// Rows outside the input are zeros; a strip whose input columns run past the row's end is copied
+// first into a buffer holding zeros there. Sums in conv2d_direct_fwd_at's order.
+template <typename Vec, size_t... I>
+inline Vec up_one_lane(Vec v, std::index_sequence<I...>) {  // {0, v[0], ..., v[kVec - 2]}
+  return __builtin_shufflevector(Vec{}, v, (I + sizeof...(I) - 1)...);
+}
+
+inline bool depthwise_s2_applies(const ConvShape& s) {
+  return s.r == 3 && s.s == 3 && s.stride_h == 2 && s.stride_w == 2 && s.dil_h == 1 &&
+         s.dil_w == 1 && s.pad_w == 1;
+}
+
+// One plane of a depthwise_s2_applies convolution: xp its input, y its output. `tail` holds
+// 2 kVec + 1 elements that are zero past the last strip's input.
+template <typename T>
+void depthwise_s2_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
+                        const OutputClamp* clamp, T* tail, T* y) {
+  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
+  constexpr int64_t kVec = kVectorBytes / sizeof(T);
+  constexpr auto lanes = std::make_index_sequence<kVec>();
+  struct Taps {
+    Vec left, mid, right;  // input columns 2 ow - 1, 2 ow, 2 ow + 1
+  };
+  Vec wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = Vec{} + wc[t];
+  const Vec lo = Vec{} + T(clamp != nullptr ? clamp->lo : 0);
+  const Vec hi = Vec{} + T(clamp != nullptr ? clamp->hi : 0);
+  const int64_t strips = (s.ow + kVec - 1) / kVec;
+  for (int64_t j = 0; j < strips; ++j) {
+    const int64_t col = 2 * kVec * j;  // the strip's first input column
+    const bool staged = col + 2 * kVec > s.w;
+    // The taps of input row i (zeros outside the input).
+    auto taps_of = [&](int64_t i) {
+      if (i < 0 || i >= s.h) return Taps{Vec{}, Vec{}, Vec{}};
+      const T* p = xp + i * s.w + col;
+      if (staged) {
+        tail[0] = j > 0 ? p[-1] : T(0);
+        copy_short(p, s.w - col, tail + 1);
+        p = tail + 1;
+      }
+      Taps t;
+      Vec unused;
+      split_phases(*reinterpret_cast<const Vec*>(p), *reinterpret_cast<const Vec*>(p + kVec),
+                   &t.mid, &t.right);
+      if (j == 0)
+        t.left = up_one_lane(t.right, lanes);
+      else
+        split_phases(*reinterpret_cast<const Vec*>(p - 1),
+                     *reinterpret_cast<const Vec*>(p - 1 + kVec), &t.left, &unused);
+      return t;
+    };
+    auto add = [&](Vec a, const Taps& t, const Vec* w) {
+      a += t.left * w[0];
+      a += t.mid * w[1];
+      a += t.right * w[2];
+      return a;
+    };
+    const int64_t outputs = std::min(kVec, s.ow - kVec * j);
+    Taps top = taps_of(-s.pad_h);
+    for (int64_t oh = 0; oh < s.oh; ++oh) {
+      const int64_t i = 2 * oh - s.pad_h;
+      const Taps mid = taps_of(i + 1), bottom = taps_of(i + 2);
+      Vec a = add(add(add(Vec{} + bv, top, wv), mid, wv + 3), bottom, wv + 6);
+      if (clamp != nullptr) {  // clamp_value's order: a NaN passes through
+        a = a < lo ? lo : a;
+        a = a > hi ? hi : a;
+      }
+      T* yr = y + oh * s.ow + kVec * j;
+      if (outputs == kVec)
+        *reinterpret_cast<Vec*>(yr) = a;
+      else
+        for (int64_t o = 0; o < outputs; ++o) yr[o] = a[o];
+      top = bottom;
+    }
   }
 }
 
@@ -184,14 +279,22 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
     j0[b] = first_at(c0);
     j1[b] = std::min(wp, std::max(j0[b], first_at(c1)));
   }
+  const bool in_registers = depthwise_s2_applies(s);
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel if (par)
   {
-    std::vector<T> in(static_cast<size_t>(buffer), T(0)), bp(static_cast<size_t>(bordered), T(0));
+    std::vector<T> in(static_cast<size_t>(in_registers ? 0 : buffer), T(0));
+    std::vector<T> bp(static_cast<size_t>(in_registers ? 0 : bordered), T(0));
+    std::vector<T> tail(static_cast<size_t>(in_registers ? 3 * kVec + 1 : 0), T(0));
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < s.n * s.c; ++p) {
       const int64_t c = p % s.c;
       const T* xp = x + p * s.h * s.w;
+      if (in_registers) {
+        depthwise_s2_plane(s, xp, w + c * s.r * s.s, bias != nullptr ? bias[c] : T(0), clamp,
+                           tail.data(), y + p * s.oh * s.ow);
+        continue;
+      }
       if (sw == 2) {
         for (int64_t i = i0; i < i1; ++i) {
           T* dst = bp.data() + (i + s.pad_h) * 2 * pitch + s.pad_w;
