@@ -146,49 +146,70 @@ inline void deinterleave(const T* src, int64_t n, T* even, T* odd) {
   }
 }
 
-// Note [Stride-2 depthwise in registers]
-// A 3x3 stride-2 depthwise filter with one column of padding each side (the downsampling layer
-// of MobileNet-style networks) reads input columns 2 ow - 1, 2 ow and 2 ow + 1 for output ow.
-// For the kVec outputs from ow = kVec j, the 2 kVec input columns from 2 kVec j, loaded as two
-// vectors, hold columns 2 ow in their even lanes and 2 ow + 1 in their odd lanes (split_phases);
-// columns 2 ow - 1 are the even lanes of the two vectors one column earlier, or for j = 0 the
-// odd lanes moved up one lane with the padding's zero coming in. So a row's three taps cost two
-// or four loads and a few shuffles, without the phase buffer's copy and split of every row
-// (Note [Polyphase depthwise]). The plane is done in strips of kVec output columns, top to
-// bottom, and the last input row of one output row, the first of the next, stays in registers.
-// Rows outside the input are zeros; a strip whose input columns run past the row's end is copied
-// first into a buffer holding zeros there. Sums in conv2d_direct_fwd_at's order.
+// Note [3x3 depthwise in registers]
+// A 3x3 depthwise filter of stride 1 or 2 with one column of padding each side (the layers of
+// MobileNet-style networks) reads input columns st ow - 1, st ow and st ow + 1 for output ow.
+// The plane is done in strips of kVec output columns, top to bottom, straight from x: no copy of
+// the plane into a bordered buffer, whose stores the next loads would wait on (a load that spans
+// two stores is not forwarded). For a strip of the outputs from ow = kVec j, the taps of one
+// input row are
+// - stride 1: the vectors at columns kVec j - 1, kVec j and kVec j + 1;
+// - stride 2: the 2 kVec columns from 2 kVec j, loaded as two vectors, hold columns 2 ow in
+//   their even lanes and 2 ow + 1 in their odd lanes (split_phases); columns 2 ow - 1 are the
+//   even lanes of the two vectors one column earlier;
+// and at the plane's edges the padding's zeros come in by moving lanes: in the first strip the
+// left taps are the middle (stride 1) or right (stride 2) taps moved up one lane, and at stride 1
+// a strip ending at the row's end has its right taps the middle ones moved down one lane. A strip
+// whose loads would run past the row's end otherwise is copied first into a buffer holding zeros
+// there. Rows outside the input are zeros. The input rows that two output rows share stay in
+// registers. Sums in conv2d_direct_fwd_at's order.
 template <typename Vec, size_t... I>
 inline Vec up_one_lane(Vec v, std::index_sequence<I...>) {  // {0, v[0], ..., v[kVec - 2]}
   return __builtin_shufflevector(Vec{}, v, (I + sizeof...(I) - 1)...);
 }
-
-inline bool depthwise_s2_applies(const ConvShape& s) {
-  return s.r == 3 && s.s == 3 && s.stride_h == 2 && s.stride_w == 2 && s.dil_h == 1 &&
-         s.dil_w == 1 && s.pad_w == 1;
+template <typename Vec, size_t... I>
+inline Vec down_one_lane(Vec v, std::index_sequence<I...>) {  // {v[1], ..., v[kVec - 1], 0}
+  return __builtin_shufflevector(v, Vec{}, (I + 1)...);
 }
 
-// One plane of a depthwise_s2_applies convolution: xp its input, y its output. `tail` holds
-// 2 kVec + 1 elements that are zero past the last strip's input.
+// The column stride (1 or 2) of a convolution that Note [3x3 depthwise in registers] takes, or 0.
+// Stride 1 only for rows of up to two strips: strip after strip down a wider plane was slower
+// than the phase buffer's row after row (16 planes of 32x32 on AVX2: 0.30 against 0.26 ms at
+// batch 32, where planes of 8x8 went 0.42 -> 0.27 ms and of 16x16 0.76 -> 0.66 ms).
 template <typename T>
-void depthwise_s2_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
+int64_t depthwise3x3_stride(const ConvShape& s) {
+  constexpr int64_t kVec = kVectorBytes / sizeof(T);
+  const bool applies = s.r == 3 && s.s == 3 && s.stride_h == s.stride_w && s.dil_h == 1 &&
+                       s.dil_w == 1 && s.pad_w == 1 &&
+                       (s.stride_w == 2 || (s.stride_w == 1 && s.ow <= 2 * kVec));
+  return applies ? s.stride_w : 0;
+}
+
+// One plane of a convolution that depthwise3x3_stride gives kStride: xp its input, y its output.
+// `tail` holds 2 kVec + 1 elements that are zero past the last strip's input.
+template <int kStride, typename T>
+void depthwise3x3_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
                         const OutputClamp* clamp, T* tail, T* y) {
   typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
   constexpr int64_t kVec = kVectorBytes / sizeof(T);
   constexpr auto lanes = std::make_index_sequence<kVec>();
+  // The input columns a strip's loads reach from its first one (the left taps' one before it).
+  constexpr int64_t kSpan = kStride == 1 ? kVec + 1 : 2 * kVec;
   struct Taps {
-    Vec left, mid, right;  // input columns 2 ow - 1, 2 ow, 2 ow + 1
+    Vec left, mid, right;  // input columns st ow - 1, st ow, st ow + 1
   };
+  auto load = [](const T* p) { return *reinterpret_cast<const Vec*>(p); };
   Vec wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = Vec{} + wc[t];
   const Vec lo = Vec{} + T(clamp != nullptr ? clamp->lo : 0);
   const Vec hi = Vec{} + T(clamp != nullptr ? clamp->hi : 0);
   const int64_t strips = (s.ow + kVec - 1) / kVec;
   for (int64_t j = 0; j < strips; ++j) {
-    const int64_t col = 2 * kVec * j;  // the strip's first input column
-    const bool staged = col + 2 * kVec > s.w;
-    // The taps of input row i (zeros outside the input).
-    auto taps_of = [&](int64_t i) {
+    const int64_t col = kStride * kVec * j;  // the strip's first input column
+    // Stride 1: a strip of whole vectors that ends at the row's end needs no copy.
+    const bool ends_row = kStride == 1 && col + kVec == s.w;
+    const bool staged = col + kSpan > s.w && !ends_row;
+    auto taps_of = [&](int64_t i) {  // the taps of input row i
       if (i < 0 || i >= s.h) return Taps{Vec{}, Vec{}, Vec{}};
       const T* p = xp + i * s.w + col;
       if (staged) {
@@ -197,14 +218,18 @@ void depthwise_s2_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
         p = tail + 1;
       }
       Taps t;
-      Vec unused;
-      split_phases(*reinterpret_cast<const Vec*>(p), *reinterpret_cast<const Vec*>(p + kVec),
-                   &t.mid, &t.right);
-      if (j == 0)
-        t.left = up_one_lane(t.right, lanes);
-      else
-        split_phases(*reinterpret_cast<const Vec*>(p - 1),
-                     *reinterpret_cast<const Vec*>(p - 1 + kVec), &t.left, &unused);
+      if constexpr (kStride == 1) {
+        t.mid = load(p);
+        t.left = j == 0 ? up_one_lane(t.mid, lanes) : load(p - 1);
+        t.right = ends_row ? down_one_lane(t.mid, lanes) : load(p + 1);
+      } else {
+        split_phases(load(p), load(p + kVec), &t.mid, &t.right);
+        Vec unused;
+        if (j == 0)
+          t.left = up_one_lane(t.right, lanes);
+        else
+          split_phases(load(p - 1), load(p - 1 + kVec), &t.left, &unused);
+      }
       return t;
     };
     auto add = [&](Vec a, const Taps& t, const Vec* w) {
@@ -214,10 +239,13 @@ void depthwise_s2_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
       return a;
     };
     const int64_t outputs = std::min(kVec, s.ow - kVec * j);
-    Taps top = taps_of(-s.pad_h);
+    // Output row oh reads input rows st oh - pad_h + {0, 1, 2}: at stride 1 the next output row
+    // shares two of them, at stride 2 one.
+    Taps top = taps_of(-s.pad_h), mid = kStride == 1 ? taps_of(1 - s.pad_h) : Taps{};
     for (int64_t oh = 0; oh < s.oh; ++oh) {
-      const int64_t i = 2 * oh - s.pad_h;
-      const Taps mid = taps_of(i + 1), bottom = taps_of(i + 2);
+      const int64_t i = kStride * oh - s.pad_h;
+      if constexpr (kStride == 2) mid = taps_of(i + 1);
+      const Taps bottom = taps_of(i + 2);
       Vec a = add(add(add(Vec{} + bv, top, wv), mid, wv + 3), bottom, wv + 6);
       if (clamp != nullptr) {  // clamp_value's order: a NaN passes through
         a = a < lo ? lo : a;
@@ -228,7 +256,12 @@ void depthwise_s2_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
         *reinterpret_cast<Vec*>(yr) = a;
       else
         for (int64_t o = 0; o < outputs; ++o) yr[o] = a[o];
-      top = bottom;
+      if constexpr (kStride == 1) {
+        top = mid;
+        mid = bottom;
+      } else {
+        top = bottom;
+      }
     }
   }
 }
@@ -279,20 +312,25 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
     j0[b] = first_at(c0);
     j1[b] = std::min(wp, std::max(j0[b], first_at(c1)));
   }
-  const bool in_registers = depthwise_s2_applies(s);
+  const int64_t in_registers = depthwise3x3_stride<T>(s);  // 0: through the phase buffer
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel if (par)
   {
-    std::vector<T> in(static_cast<size_t>(in_registers ? 0 : buffer), T(0));
-    std::vector<T> bp(static_cast<size_t>(in_registers ? 0 : bordered), T(0));
-    std::vector<T> tail(static_cast<size_t>(in_registers ? 3 * kVec + 1 : 0), T(0));
+    std::vector<T> in(static_cast<size_t>(in_registers > 0 ? 0 : buffer), T(0));
+    std::vector<T> bp(static_cast<size_t>(in_registers > 0 ? 0 : bordered), T(0));
+    std::vector<T> tail(static_cast<size_t>(in_registers > 0 ? 2 * kVec + 1 : 0), T(0));
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < s.n * s.c; ++p) {
       const int64_t c = p % s.c;
       const T* xp = x + p * s.h * s.w;
-      if (in_registers) {
-        depthwise_s2_plane(s, xp, w + c * s.r * s.s, bias != nullptr ? bias[c] : T(0), clamp,
-                           tail.data(), y + p * s.oh * s.ow);
+      if (in_registers > 0) {
+        const T* wc = w + c * s.r * s.s;
+        const T bv = bias != nullptr ? bias[c] : T(0);
+        T* yp = y + p * s.oh * s.ow;
+        if (in_registers == 1)
+          depthwise3x3_plane<1>(s, xp, wc, bv, clamp, tail.data(), yp);
+        else
+          depthwise3x3_plane<2>(s, xp, wc, bv, clamp, tail.data(), yp);
         continue;
       }
       if (sw == 2) {

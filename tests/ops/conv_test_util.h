@@ -50,13 +50,20 @@ inline const std::vector<ConvCase>& conv_cases() {
       // Depthwise rows of whole vectors and a tail (18 outputs: 8 + 8 + 2 on AVX2, 16 + 2 on
       // AVX-512), split into stride-2 phases; 5x5 filters (the 25-tap kernel) on rows of 19.
       {"depthwise stride 2, rows of 18", 2, 4, 13, 35, 4, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 4)},
-      // 3x3 stride 2 with one column of padding, in registers (Note [Stride-2 depthwise in
+      // 3x3 stride 2 and 1 with one column of padding, in registers (Note [3x3 depthwise in
       // registers]): strips of whole vectors only (rows of 32), a one-column last strip (rows of
-      // 17), one staged strip (rows of 7, above), and top padding 0 and 2.
+      // 17), one staged strip (rows of 7, above), and top padding 0 and 2; at stride 1, rows of 8
+      // and 16 (strips that end the row), 13 (a staged last strip) and 5 (staged first).
       {"depthwise stride 2, rows of 32", 1, 3, 6, 32, 3, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 3)},
       {"depthwise stride 2, padding (0, 1), rows of 17", 1, 2, 8, 17, 2, 3, 3,
        conv_params(2, 2, 0, 1, 1, 1, 2)},
       {"depthwise stride 2, padding (2, 1)", 2, 2, 5, 12, 2, 3, 3, conv_params(2, 2, 2, 1, 1, 1, 2)},
+      {"depthwise 3x3, rows of 16", 2, 3, 6, 16, 3, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 3)},
+      {"depthwise 3x3, 8x8", 1, 4, 8, 8, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 4)},
+      {"depthwise 3x3, padding (0, 1), rows of 13", 1, 2, 6, 13, 2, 3, 3,
+       conv_params(1, 1, 0, 1, 1, 1, 2)},
+      {"depthwise 3x3, padding (2, 1), rows of 5", 2, 2, 4, 5, 2, 3, 3,
+       conv_params(1, 1, 2, 1, 1, 1, 2)},
       {"depthwise 5x5 padding 2, rows of 19", 2, 3, 7, 19, 3, 5, 5,
        conv_params(1, 1, 2, 2, 1, 1, 3)},
       // 1x1 without padding, the cpu implicit_gemm reading the images where they are (flat and
