@@ -2,6 +2,7 @@
 // algorithm's values in every direction on every device: tests/spec/conv2d.cpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -14,6 +15,7 @@
 #include "ops/conv2d.h"
 #include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
+#include "runtime/threads.h"
 #include "skip_case.h"
 
 using namespace ember;
@@ -361,4 +363,51 @@ TEST_CASE("conv2d: filters packed once give the same outputs as packed per call"
   CHECK_THROWS_AS(ops::pack_conv2d_filters(ones({4, 2, 3}), {}), ShapeError);
   CHECK_THROWS_AS(ops::pack_conv2d_filters(ones({5, 2, 3, 3}), conv_params(1, 1, 0, 0, 1, 1, 2)),
                   ShapeError);
+}
+
+TEST_CASE("conv2d: threads sharing each image of a batch smaller than the thread count") {
+  // Batches of 1 to 3 images on 4 threads: the cpu implicit GEMM's threads zero and fill their
+  // channels of one shared image copy, then split its panels (Note [Fewer images than threads]),
+  // image after image; against the float64 loops, with bias, clamp and residual.
+  ConvPolicyGuard guard;
+  if (kernels::cpu::conv2d_implicit_gemm_isa() == nullptr) {
+    skip_case("conv2d shared images: this CPU has no implicit-GEMM micro-kernels");
+    return;
+  }
+  ops::set_conv_algo("implicit_gemm");
+  const int threads = get_num_threads();
+  struct Restore {
+    int n;
+    ~Restore() { set_num_threads(n); }
+  } restore{threads};
+  set_num_threads(4);
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  // Rows of 16 (the padded layout) and 8 x 8 (flat copies, one per filter column), each large
+  // enough for several threads.
+  for (const ConvCase& cs :
+       {ConvCase{"rows of 16", 3, 24, 16, 16, 40, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+        ConvCase{"8 x 8, 2 images", 2, 64, 8, 8, 64, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+        ConvCase{"8 x 8, 1 image", 1, 64, 8, 8, 64, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)}}) {
+    const std::string name = cs.name;
+    CAPTURE(name);
+    const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
+    const Tensor w = random_tensor({cs.k, cs.c, cs.r, cs.s}, kFloat32, -1, 1, g);
+    const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
+    const Tensor z = random_tensor({cs.n, cs.k, cs.h, cs.w}, kFloat32, -1, 1, g);
+    const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
+                                       b.to_vector<double>(), {}, cs.h, cs.w);
+    check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
+    // The residual and the clamp: clamp(y + z, -1, 1) against the reference's, each element
+    // within the bound of its sum (the clamp moves no value further away).
+    const std::vector<double> zv = z.to_vector<double>();
+    std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
+      abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
+    }
+    check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0), kCPU, want,
+                     abs_sum, kFloat32);
+  }
 }
