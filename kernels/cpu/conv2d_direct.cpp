@@ -16,7 +16,8 @@ namespace ember::kernels::cpu {
 namespace {
 
 // Depthwise (groups == C == K: one filter per channel): each output plane is a 2-D stencil of
-// one input plane, computed as a 1-D stencil (Note [Polyphase depthwise]).
+// one input plane, computed as a 1-D stencil (Note [Polyphase depthwise]), or for 3x3 filters of
+// stride 1 and 2 straight from the input in registers (Note [3x3 depthwise in registers]).
 //
 // Note [Polyphase depthwise]
 // The input plane is copied into a zero-bordered buffer that holds every position a window
