@@ -37,15 +37,16 @@ namespace {
 // 16x16, its stride 2, and 96 x 32x32 stride 2): 2.2x, 1.8x, 1.8-2.1x and 1.2x faster than blocks
 // of a wide output copied out row by row (docs/conv.md, "Depthwise convolution on the cpu").
 
-// One plane's output rows from its phase buffer `in`. kTaps: R S when a constant, else 0.
-template <int kTaps, typename T>
+// One plane's output rows from its phase buffer `in`, in vectors of kBytes. kTaps: R S when a
+// constant, else 0.
+template <int kTaps, int kBytes, typename T>
 void depthwise_plane(const ConvShape& s, const T* in, const int64_t* offset, const T* wc, T bv,
                      int64_t pitch, const OutputClamp* clamp, T* y) {
-  // A vector of GCC's vector extension as wide as the build's registers (so none is split into
-  // halves through the integer registers), aligned as T (the loads start anywhere) and allowed
-  // to alias T.
-  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
-  constexpr int64_t kVec = kVectorBytes / sizeof(T);
+  // A vector of GCC's vector extension of kBytes (depthwise_bytes: at most as wide as the
+  // build's registers, so that none is split into halves through the integer registers),
+  // aligned as T (the loads start anywhere) and allowed to alias T.
+  typedef T Vec __attribute__((vector_size(kBytes), aligned(alignof(T)), may_alias));
+  constexpr int64_t kVec = kBytes / sizeof(T);
   constexpr int64_t kHeld = kTaps > 0 ? kTaps : 1;
   const int64_t taps = kTaps > 0 ? kTaps : s.r * s.s;
   Vec wv[kHeld];
@@ -84,22 +85,54 @@ void depthwise_plane(const ConvShape& s, const T* in, const int64_t* offset, con
   }
 }
 
-// n elements from src to dst, a vector at a time: rows of a few vectors, where a call to memmove
-// cost as much as the copy (15% of an 8x8 plane's time). The empty asm hides the loop's counter
-// from GCC, which otherwise turns the loop back into that call.
-template <typename T>
-inline void copy_short(const T* src, int64_t n, T* dst) {
-  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
-  constexpr int64_t kVec = kVectorBytes / sizeof(T);
-  int64_t j = 0;
+// Elements j.. of src to dst while a vector of kBytes fits below n, then the same with vectors
+// of half the size, down to 16 bytes; j ends at the first element not copied. The empty asm hides
+// the loop's counter from GCC, which otherwise turns the loop into a call to memmove.
+template <int kBytes, typename T>
+inline void copy_vectors(const T* src, int64_t n, T* dst, int64_t& j) {
+  typedef T Vec __attribute__((vector_size(kBytes), aligned(alignof(T)), may_alias));
+  constexpr int64_t kVec = kBytes / sizeof(T);
   for (; j + kVec <= n; j += kVec) {
     *reinterpret_cast<Vec*>(dst + j) = *reinterpret_cast<const Vec*>(src + j);
     asm("" : "+r"(j));
   }
+  if constexpr (kBytes > 16) copy_vectors<kBytes / 2>(src, n, dst, j);
+}
+
+// n elements from src to dst, as few vectors as fit, then one at a time: rows of a few vectors,
+// where a call to memmove cost as much as the copy (15% of an 8x8 plane's time). A row of 8
+// floats is one store of 32 bytes on AVX-512 too, so that a load of it can be forwarded.
+template <typename T>
+inline void copy_short(const T* src, int64_t n, T* dst) {
+  int64_t j = 0;
+  copy_vectors<kVectorBytes>(src, n, dst, j);
   for (; j < n; ++j) {
     dst[j] = src[j];
     asm("" : "+r"(j));
   }
+}
+
+// f(std::integral_constant<int, bytes>{}): `bytes` one of the vector widths the build has (16, 32
+// and with AVX-512 64), as a constant a kernel's template can take.
+template <typename F>
+auto at_vector_width(int bytes, F&& f) {
+  if constexpr (kVectorBytes >= 64)
+    if (bytes == 64) return f(std::integral_constant<int, 64>{});
+  if constexpr (kVectorBytes >= 32)
+    if (bytes == 32) return f(std::integral_constant<int, 32>{});
+  return f(std::integral_constant<int, 16>{});
+}
+
+// The vector width in bytes for a depthwise plane of `ow` output columns: the widest the build
+// has, halved (down to 16 bytes) while it holds more lanes than the plane has columns. Lanes past
+// a row's end are wasted work, and a strip wider than its rows (Note [3x3 depthwise in
+// registers]) is copied into `tail` on every row, where loading a vector from those stores waits
+// for them to retire: on AVX-512, 16-lane strips over 8x8 planes took 5x the time of 8-lane ones.
+template <typename T>
+int depthwise_bytes(int64_t ow) {
+  int bytes = kVectorBytes;
+  while (bytes > 16 && bytes / static_cast<int64_t>(sizeof(T)) > ow) bytes /= 2;
+  return bytes;
 }
 
 // even[k] = src[2k], odd[k] = src[2k + 1] for k < n: a stride-2 row split into its two phases,
@@ -179,20 +212,21 @@ inline Vec down_one_lane(Vec v, std::index_sequence<I...>) {  // {v[1], ..., v[k
 // batch 32, where planes of 8x8 went 0.42 -> 0.27 ms and of 16x16 0.76 -> 0.66 ms).
 template <typename T>
 int64_t depthwise3x3_stride(const ConvShape& s) {
-  constexpr int64_t kVec = kVectorBytes / sizeof(T);
+  const int64_t lanes = depthwise_bytes<T>(s.ow) / static_cast<int64_t>(sizeof(T));
   const bool applies = s.r == 3 && s.s == 3 && s.stride_h == s.stride_w && s.dil_h == 1 &&
                        s.dil_w == 1 && s.pad_w == 1 &&
-                       (s.stride_w == 2 || (s.stride_w == 1 && s.ow <= 2 * kVec));
+                       (s.stride_w == 2 || (s.stride_w == 1 && s.ow <= 2 * lanes));
   return applies ? s.stride_w : 0;
 }
 
-// One plane of a convolution that depthwise3x3_stride gives kStride: xp its input, y its output.
-// `tail` holds 2 kVec + 1 elements that are zero past the last strip's input.
-template <int kStride, typename T>
+// One plane of a convolution that depthwise3x3_stride gives kStride, in vectors of kBytes
+// (depthwise_bytes): xp its input, y its output. `tail` holds 2 kVec + 1 elements that are zero
+// past the last strip's input.
+template <int kStride, int kBytes, typename T>
 void depthwise3x3_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
                         const OutputClamp* clamp, T* tail, T* y) {
-  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T)), may_alias));
-  constexpr int64_t kVec = kVectorBytes / sizeof(T);
+  typedef T Vec __attribute__((vector_size(kBytes), aligned(alignof(T)), may_alias));
+  constexpr int64_t kVec = kBytes / sizeof(T);
   constexpr auto lanes = std::make_index_sequence<kVec>();
   // The input columns a strip's loads reach from its first one (the left taps' one before it).
   constexpr int64_t kSpan = kStride == 1 ? kVec + 1 : 2 * kVec;
@@ -314,6 +348,21 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
     j1[b] = std::min(wp, std::max(j0[b], first_at(c1)));
   }
   const int64_t in_registers = depthwise3x3_stride<T>(s);  // 0: through the phase buffer
+  // The plane's kernel at its vector width: in registers, else from the phase buffer with the
+  // tap count a constant for 3x3 and 5x5 filters.
+  using InRegisters = void (*)(const ConvShape&, const T*, const T*, T, const OutputClamp*, T*, T*);
+  using FromBuffer = void (*)(const ConvShape&, const T*, const int64_t*, const T*, T, int64_t,
+                              const OutputClamp*, T*);
+  InRegisters plane3x3 = nullptr;
+  FromBuffer plane = nullptr;
+  at_vector_width(depthwise_bytes<T>(s.ow), [&](auto width) {
+    constexpr int kBytes = decltype(width)::value;
+    if (in_registers == 1) plane3x3 = depthwise3x3_plane<1, kBytes, T>;
+    if (in_registers == 2) plane3x3 = depthwise3x3_plane<2, kBytes, T>;
+    plane = taps == 9    ? depthwise_plane<9, kBytes, T>
+            : taps == 25 ? depthwise_plane<25, kBytes, T>
+                         : depthwise_plane<0, kBytes, T>;
+  });
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel if (par)
   {
@@ -328,10 +377,7 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
         const T* wc = w + c * s.r * s.s;
         const T bv = bias != nullptr ? bias[c] : T(0);
         T* yp = y + p * s.oh * s.ow;
-        if (in_registers == 1)
-          depthwise3x3_plane<1>(s, xp, wc, bv, clamp, tail.data(), yp);
-        else
-          depthwise3x3_plane<2>(s, xp, wc, bv, clamp, tail.data(), yp);
+        plane3x3(s, xp, wc, bv, clamp, tail.data(), yp);
         continue;
       }
       if (sw == 2) {
@@ -361,12 +407,7 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
       const T* wc = w + c * taps;
       const T bv = bias != nullptr ? bias[c] : T(0);
       T* yp = y + p * s.oh * s.ow;
-      if (taps == 9)
-        depthwise_plane<9>(s, in.data(), offset.data(), wc, bv, pitch, clamp, yp);
-      else if (taps == 25)
-        depthwise_plane<25>(s, in.data(), offset.data(), wc, bv, pitch, clamp, yp);
-      else
-        depthwise_plane<0>(s, in.data(), offset.data(), wc, bv, pitch, clamp, yp);
+      plane(s, in.data(), offset.data(), wc, bv, pitch, clamp, yp);
     }
   }
 }

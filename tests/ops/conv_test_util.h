@@ -66,6 +66,12 @@ inline const std::vector<ConvCase>& conv_cases() {
        conv_params(1, 1, 2, 1, 1, 1, 2)},
       {"depthwise 5x5 padding 2, rows of 19", 2, 3, 7, 19, 3, 5, 5,
        conv_params(1, 1, 2, 2, 1, 1, 3)},
+      // Planes narrower than the build's vectors take narrower ones (depthwise_bytes in
+      // kernels/cpu/conv2d_direct.cpp): rows of 8 outputs in registers at stride 2, and 8x8
+      // through the 5x5 phase buffer (8 lanes on AVX-512; rows of 5 and 13 above: 4 and 8).
+      {"depthwise stride 2, 16x16 (rows of 8)", 2, 3, 16, 16, 3, 3, 3,
+       conv_params(2, 2, 1, 1, 1, 1, 3)},
+      {"depthwise 5x5 padding 2, 8x8", 1, 3, 8, 8, 3, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 3)},
       // 1x1 without padding, the cpu implicit_gemm reading the images where they are (flat and
       // padded layouts).
       {"1x1, 8x6 images read in place", 3, 5, 8, 6, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
