@@ -110,7 +110,7 @@ void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_
     const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t ih = 0; ih < s.h; ++ih) {
-        float* dst = buf + ((q * s.c + c) * l.hp + s.pad_h + ih) * l.wp;
+        float* dst = buf + (q * s.c + c) * l.plane() + (s.pad_h + ih) * l.wp;
         const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
         if (!l.flat)
           std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);

@@ -76,6 +76,11 @@ inline const std::vector<ConvCase>& conv_cases() {
       // padded layouts).
       {"1x1, 8x6 images read in place", 3, 5, 8, 6, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
       {"1x1, rows of 16 read in place", 2, 3, 3, 16, 9, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      // Planes of 4 KiB with at least 32 filters a group: copied with their planes 16 floats
+      // apart (Note [Skewed planes]), padded and flat layouts, groups 2.
+      {"1x1, 32x32 planes, 37 filters", 2, 5, 32, 32, 37, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"1x1, 128x8 planes, 64 filters, groups 2", 2, 4, 128, 8, 64, 1, 1,
+       conv_params(1, 1, 0, 0, 1, 1, 2)},
       // Batch 1 with over a million multiply-adds: on several threads the cpu implicit_gemm's
       // threads share one image copy and split its panels (Note [Fewer images than threads]).
       {"batch 1, rows of 16, threads sharing the image", 1, 16, 16, 16, 32, 3, 3,
