@@ -110,7 +110,7 @@ void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_
     const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t ih = 0; ih < s.h; ++ih) {
-        float* dst = buf + (q * s.c + c) * l.plane() + (s.pad_h + ih) * l.wp;
+        float* dst = buf + (q * s.c + c) * l.pitch + (s.pad_h + ih) * l.wp;
         const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
         if (!l.flat)
           std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);
@@ -456,9 +456,9 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       const int64_t c0 = s.c * wk / nt, c1 = s.c * (wk + 1) / nt;
       if (!in_place) {
         for (int64_t q = 0; q < l.copies; ++q)
-          std::fill(bufs + (q * s.c + c0) * l.plane(), bufs + (q * s.c + c1) * l.plane(), 0.0f);
+          std::fill(bufs + (q * s.c + c0) * l.pitch, bufs + (q * s.c + c1) * l.pitch, 0.0f);
         if (wk == nt - 1)
-          std::fill(bufs + l.copies * s.c * l.plane(), bufs + l.elems(s), 0.0f);
+          std::fill(bufs + l.copies * s.c * l.pitch, bufs + l.elems(s), 0.0f);
       }
       for (int64_t n = 0; n < s.n; ++n) {
         const float* xp = in_place ? x + n * s.c * s.h * s.w : bufs;

@@ -84,9 +84,8 @@ inline int64_t threads_for(const ConvShape& s) {
 struct ImageLayout {
   bool ok = false, flat = false;
   int64_t copies = 1, hp = 0, wp = 0;  // copies of C x hp x wp; data starts at row pad_h
-  int64_t pitch = 0;
-  int64_t plane() const { return pitch; }
-  int64_t elems(const ConvShape& s) const { return round_up(copies * s.c * plane(), kAlign); }
+  int64_t pitch = 0;  // floats from one channel plane to the next
+  int64_t elems(const ConvShape& s) const { return round_up(copies * s.c * pitch, kAlign); }
   // Offset of group g's tap (c, r, q) and of output column p (within the image).
   int64_t tap(const ConvShape& s, int64_t g, int64_t c, int64_t r, int64_t q) const {
     const int64_t ch = g * s.cg() + c;
