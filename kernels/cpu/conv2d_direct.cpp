@@ -123,15 +123,14 @@ auto at_vector_width(int bytes, F&& f) {
   return f(std::integral_constant<int, 16>{});
 }
 
-// The vector width in bytes for a depthwise plane of `ow` output columns: the widest the build
-// has, halved (down to 16 bytes) while it holds more lanes than the plane has columns. Lanes past
-// a row's end are wasted work, and a strip wider than its rows (Note [3x3 depthwise in
-// registers]) is copied into `tail` on every row, where loading a vector from those stores waits
-// for them to retire: on AVX-512, 16-lane strips over 8x8 planes took 5x the time of 8-lane ones.
+// The vector width in bytes for a depthwise plane of `ow` output columns: the build's widest,
+// halved (down to 16 bytes) while half of it still holds a row. Lanes past a row's end are
+// wasted work: on AVX-512, 16-lane strips over 8x8 planes took 5x the time of 8-lane ones, and
+// 4-lane strips over 7x7 planes (two a row) 1.5x that of 8-lane ones.
 template <typename T>
 int depthwise_bytes(int64_t ow) {
   int bytes = kVectorBytes;
-  while (bytes > 16 && bytes / static_cast<int64_t>(sizeof(T)) > ow) bytes /= 2;
+  while (bytes > 16 && bytes / 2 / static_cast<int64_t>(sizeof(T)) >= ow) bytes /= 2;
   return bytes;
 }
 
@@ -194,8 +193,9 @@ inline void deinterleave(const T* src, int64_t n, T* even, T* odd) {
 // and at the plane's edges the padding's zeros come in by moving lanes: in the first strip the
 // left taps are the middle (stride 1) or right (stride 2) taps moved up one lane, and at stride 1
 // a strip ending at the row's end has its right taps the middle ones moved down one lane. A strip
-// whose loads would run past the row's end otherwise is copied first into a buffer holding zeros
-// there. Rows outside the input are zeros. The input rows that two output rows share stay in
+// whose loads would run past the row's end otherwise has the lanes past it zeroed after the
+// loads, or, where the loads would run past the end of x, is copied first into a buffer holding
+// zeros there. Rows outside the input are zeros. The input rows that two output rows share stay in
 // registers. Sums in conv2d_direct_fwd_at's order.
 template <typename Vec, size_t... I>
 inline Vec up_one_lane(Vec v, std::index_sequence<I...>) {  // {0, v[0], ..., v[kVec - 2]}
@@ -219,11 +219,17 @@ int64_t depthwise3x3_stride(const ConvShape& s) {
   return applies ? s.stride_w : 0;
 }
 
+// {0, 1, ..., kVec - 1}: each lane's index, as T.
+template <typename Vec, size_t... I>
+inline Vec lane_indices(std::index_sequence<I...>) {
+  return Vec{static_cast<decltype(Vec{}[0] + 0)>(I)...};
+}
+
 // One plane of a convolution that depthwise3x3_stride gives kStride, in vectors of kBytes
-// (depthwise_bytes): xp its input, y its output. `tail` holds 2 kVec + 1 elements that are zero
-// past the last strip's input.
+// (depthwise_bytes): xp its input, x_end the end of the whole input, y its output. `tail` holds
+// 2 kVec + 1 elements that are zero past the last strip's input.
 template <int kStride, int kBytes, typename T>
-void depthwise3x3_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
+void depthwise3x3_plane(const ConvShape& s, const T* xp, const T* x_end, const T* wc, T bv,
                         const OutputClamp* clamp, T* tail, T* y) {
   typedef T Vec __attribute__((vector_size(kBytes), aligned(alignof(T)), may_alias));
   constexpr int64_t kVec = kBytes / sizeof(T);
@@ -234,6 +240,7 @@ void depthwise3x3_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
     Vec left, mid, right;  // input columns st ow - 1, st ow, st ow + 1
   };
   auto load = [](const T* p) { return *reinterpret_cast<const Vec*>(p); };
+  const Vec lane = lane_indices<Vec>(lanes);
   Vec wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = Vec{} + wc[t];
   const Vec lo = Vec{} + T(clamp != nullptr ? clamp->lo : 0);
@@ -247,23 +254,31 @@ void depthwise3x3_plane(const ConvShape& s, const T* xp, const T* wc, T bv,
     auto taps_of = [&](int64_t i) {  // the taps of input row i
       if (i < 0 || i >= s.h) return Taps{Vec{}, Vec{}, Vec{}};
       const T* p = xp + i * s.w + col;
-      if (staged) {
+      // A strip reaching past its row: whole vectors loaded and the lanes past the row zeroed,
+      // where the loads stay inside x; else the row's part copied into `tail`, whose stores the
+      // loads then wait on (a third of the time of 7x7 planes).
+      const bool masked = staged && p + kSpan <= x_end;
+      if (staged && !masked) {
         tail[0] = j > 0 ? p[-1] : T(0);
         copy_short(p, s.w - col, tail + 1);
         p = tail + 1;
       }
+      auto at = [&](int64_t o) {  // the vector of input columns col + o, ...
+        const Vec v = load(p + o);
+        return masked ? (lane < Vec{} + T(s.w - col - o) ? v : Vec{}) : v;
+      };
       Taps t;
       if constexpr (kStride == 1) {
-        t.mid = load(p);
-        t.left = j == 0 ? up_one_lane(t.mid, lanes) : load(p - 1);
-        t.right = ends_row ? down_one_lane(t.mid, lanes) : load(p + 1);
+        t.mid = at(0);
+        t.left = j == 0 ? up_one_lane(t.mid, lanes) : at(-1);
+        t.right = ends_row ? down_one_lane(t.mid, lanes) : at(1);
       } else {
-        split_phases(load(p), load(p + kVec), &t.mid, &t.right);
+        split_phases(at(0), at(kVec), &t.mid, &t.right);
         Vec unused;
         if (j == 0)
           t.left = up_one_lane(t.right, lanes);
         else
-          split_phases(load(p - 1), load(p - 1 + kVec), &t.left, &unused);
+          split_phases(at(-1), at(kVec - 1), &t.left, &unused);
       }
       return t;
     };
@@ -350,7 +365,8 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
   const int64_t in_registers = depthwise3x3_stride<T>(s);  // 0: through the phase buffer
   // The plane's kernel at its vector width: in registers, else from the phase buffer with the
   // tap count a constant for 3x3 and 5x5 filters.
-  using InRegisters = void (*)(const ConvShape&, const T*, const T*, T, const OutputClamp*, T*, T*);
+  using InRegisters = void (*)(const ConvShape&, const T*, const T*, const T*, T,
+                               const OutputClamp*, T*, T*);
   using FromBuffer = void (*)(const ConvShape&, const T*, const int64_t*, const T*, T, int64_t,
                               const OutputClamp*, T*);
   InRegisters plane3x3 = nullptr;
@@ -363,6 +379,7 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
             : taps == 25 ? depthwise_plane<25, kBytes, T>
                          : depthwise_plane<0, kBytes, T>;
   });
+  const T* const x_end = x + s.n * s.c * s.h * s.w;
   const bool par = s.macs() >= kParallelGrain && !omp_in_parallel();
 #pragma omp parallel if (par)
   {
@@ -377,7 +394,7 @@ void fwd_depthwise(const ConvShape& s, const T* x, const T* w, const T* bias, T*
         const T* wc = w + c * s.r * s.s;
         const T bv = bias != nullptr ? bias[c] : T(0);
         T* yp = y + p * s.oh * s.ow;
-        plane3x3(s, xp, wc, bv, clamp, tail.data(), yp);
+        plane3x3(s, xp, x_end, wc, bv, clamp, tail.data(), yp);
         continue;
       }
       if (sw == 2) {

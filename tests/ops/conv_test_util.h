@@ -72,6 +72,11 @@ inline const std::vector<ConvCase>& conv_cases() {
       {"depthwise stride 2, 16x16 (rows of 8)", 2, 3, 16, 16, 3, 3, 3,
        conv_params(2, 2, 1, 1, 1, 1, 3)},
       {"depthwise 5x5 padding 2, 8x8", 1, 3, 8, 8, 3, 5, 5, conv_params(1, 1, 2, 2, 1, 1, 3)},
+      // Rows shorter than the strip (7 outputs in 8 lanes on AVX2 and AVX-512): whole vectors
+      // loaded and the lanes past the row zeroed, the input's last rows copied instead.
+      {"depthwise 3x3, 7x7", 2, 3, 7, 7, 3, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 3)},
+      {"depthwise stride 2, 14x14 (rows of 7)", 2, 3, 14, 14, 3, 3, 3,
+       conv_params(2, 2, 1, 1, 1, 1, 3)},
       // 1x1 without padding, the cpu implicit_gemm reading the images where they are (flat and
       // padded layouts).
       {"1x1, 8x6 images read in place", 3, 5, 8, 6, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
