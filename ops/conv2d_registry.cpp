@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <unordered_map>
 
 #include "ops/conv2d_algo.h"

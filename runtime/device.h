@@ -1,6 +1,7 @@
 // Devices: `cpu`, `cuda:N` (a real GPU) and `emu:N` (the SIMT emulator, a simulated GPU).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 

@@ -2,6 +2,7 @@
 // the build (the real one, or an "absent" one that explains why it is unavailable).
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 #include "runtime/gpu.h"

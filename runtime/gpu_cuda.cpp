@@ -3,6 +3,7 @@
 // without a driver.
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <mutex>
 
 #include "runtime/cuda_check.h"

@@ -90,13 +90,19 @@ say "GPU: ${gpu_name:-none found}; CUDA arch $arch; header-only deps: $deps; $JO
 
 # --- Build ------------------------------------------------------------------------------------
 build_status="ok"
+# Ninja keeps going past a failing file (-k 0), so one run lists every file that fails.
+keep_going=()
 if ! cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" >"$LOGS/configure.log" 2>&1; then
   build_status="FAILED (configure; see configure.log)"
   tail -30 "$LOGS/configure.log"
-elif ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench_ladder \
-    bench_conv_ladder bench_dist ember_cli >"$LOGS/build.log" 2>&1; then
-  build_status="FAILED (see build.log)"
-  grep -E "error|Error" "$LOGS/build.log" | head -30
+else
+  grep -qs "^CMAKE_GENERATOR:INTERNAL=Ninja" "$BUILD/CMakeCache.txt" && keep_going=(-k 0)
+  if ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench_ladder \
+      bench_conv_ladder bench_dist ember_cli -- "${keep_going[@]}" >"$LOGS/build.log" 2>&1; then
+    build_status="FAILED (see build.log)"
+    # Every distinct error, from every file that failed (the build keeps going past the first).
+    grep -E "^FAILED:|error|Error" "$LOGS/build.log" | sort | uniq | head -80
+  fi
 fi
 # The ONNX runtime's conformance runner, where the machine has ONNX and protobuf (configure says).
 onnx_built=0

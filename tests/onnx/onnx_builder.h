@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>

@@ -2,6 +2,7 @@
 // memset, the caching allocator and its out-of-memory error. Runs only where a GPU is usable.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "runtime/allocator.h"

@@ -1,6 +1,8 @@
 // The kernels/cuda fill and add kernels on the emu device, through Tensor memory.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include "kernels/cuda/fill.cuh"
 #include "runtime/gpu.h"
 #include "runtime/tensor.h"
