@@ -45,10 +45,17 @@ CudnnVerdict cudnn_verdict(const CudnnLibs& libs, int driver,
                     "): it does not match cuDNN " + library_version_string(libs.loaded) + at +
                     "; install one cuDNN release's libraries together");
   if (driver == 0) return refuse("no NVIDIA driver: cuDNN runs on cuda devices only");
+  // CUDA's minor-version compatibility: a library built for 13.1 runs on a driver for 13.0 (the
+  // same major release), so only an older major release refuses; a newer minor warns.
+  const std::string built_for = "cuDNN " + library_version_string(libs.loaded) +
+                                " was built for CUDA " + gpu::cuda_version_string(libs.cudart) +
+                                " but the NVIDIA driver supports CUDA " +
+                                gpu::cuda_version_string(driver);
+  if (libs.cudart / 1000 > driver / 1000) return refuse(built_for + "; update the driver");
   if (libs.cudart > driver)
-    return refuse("cuDNN " + library_version_string(libs.loaded) + " was built for CUDA " +
-                  gpu::cuda_version_string(libs.cudart) + " but the NVIDIA driver supports CUDA " +
-                  gpu::cuda_version_string(driver) + "; update the driver");
+    v.warnings.push_back(built_for +
+                         ": it runs under CUDA's minor-version compatibility, without what the "
+                         "newer runtime added (update the driver for those)");
   for (size_t i = 0; i < gpus.size(); ++i) {
     const int cc = gpus[i].first * 100 + gpus[i].second * 10;
     if (libs.max_device > 0 && cc > libs.max_device)

@@ -7,7 +7,8 @@
 //   - the loaded library's major version equals the compiled one and its minor is no older (cuDNN
 //     keeps its ABI within a major version, and a newer minor serves an older build);
 //   - every sub-library (graph, ops, cnn, adv) passes its own version check;
-//   - the NVIDIA driver supports the CUDA runtime cuDNN was built for;
+//   - the NVIDIA driver supports the CUDA runtime cuDNN was built for (its major release; a newer
+//     minor release is a warning: CUDA's minor-version compatibility);
 //   - no GPU is newer than the newest compute capability the library knows;
 //   - NVRTC loadable, or cuDNN's runtime-compiled engines are missing (a warning, not a refusal).
 #pragma once

@@ -75,6 +75,15 @@ TEST_CASE("cudnn versions: a sub-library that fails its check, the driver, the G
   v = cudnn_verdict(good(), 12040, {{9, 0}});
   CHECK(!v.usable);
   CHECK(contains(v.reason, "built for CUDA 13.0 but the NVIDIA driver supports CUDA 12.4"));
+  // A newer minor release of the same major one runs (minor-version compatibility), with a
+  // warning: cuDNN 9.19 built for 13.1 on a driver for 13.0.
+  l = good();
+  l.cudart = 13010;
+  v = cudnn_verdict(l, 13000, {{9, 0}});
+  CHECK(v.usable);
+  REQUIRE(v.warnings.size() == 1);
+  CHECK(contains(v.warnings[0], "built for CUDA 13.1 but the NVIDIA driver supports CUDA 13.0"));
+  CHECK(contains(v.warnings[0], "minor-version compatibility"));
   v = cudnn_verdict(good(), 0, {});
   CHECK(!v.usable);
   CHECK(v.reason == "no NVIDIA driver: cuDNN runs on cuda devices only");
