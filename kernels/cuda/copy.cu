@@ -17,11 +17,12 @@ using namespace detail;
 // keeps the low bits, so -3.0f becomes 253; the GPU saturates to 0. Going through int64 makes the
 // GPU give the cpu's answer for every value that fits in an int32 (wider targets keep the plain
 // cast).
-// Half types convert through float, as the cpu's scalar_cast (runtime/dtype.h) does.
+// Half types convert through float, as the cpu's scalar_cast (runtime/dtype.h) does (widened
+// keeping a NaN's sign: Note [Half NaNs keep their sign] in device_utils.cuh).
 template <typename D, typename S>
 __device__ __forceinline__ D convert(S v) {
   if constexpr (kIsHalf<S>)
-    return convert<D>(static_cast<float>(v));
+    return convert<D>(widen(v));
   else if constexpr (kIsHalf<D>)
     return D(static_cast<float>(v));
   else if constexpr (std::is_same_v<D, bool>)

@@ -101,6 +101,18 @@ using compute_t = std::conditional_t<kIsHalf<T>, float, T>;
 template <typename T>
 using pair_t = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
 
+// Note [Half NaNs keep their sign]: the GPU's half-to-float conversion (cvt.f32.f16) turns every
+// NaN into the positive canonical one; runtime/half.h's (the cpu's and the emulator's) keeps its
+// sign and payload. Casts widen through `widen` so that cuda gives the emulator's bits; computing
+// kernels need not (a NaN's sign means nothing to arithmetic).
+__device__ __forceinline__ float widen(__half h) {
+  const unsigned b = __half_as_ushort(h);
+  if ((b & 0x7C00u) == 0x7C00u && (b & 0x03FFu) != 0)
+    return __uint_as_float(((b & 0x8000u) << 16) | 0x7F800000u | ((b & 0x03FFu) << 13));
+  return __half2float(h);
+}
+__device__ __forceinline__ float widen(__nv_bfloat16 h) { return __bfloat162float(h); }
+
 // `v` rounded to T; to a half type through float, as the cpu rounds (runtime/dtype.h's
 // scalar_cast), so that every device stores the same bits.
 template <typename T, typename S>

@@ -8,9 +8,12 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "autograd/engine.h"
 #include "autograd/functions.h"
@@ -174,6 +177,17 @@ std::vector<float> values(const Tensor& t) {
   return t.to(kCPU).to_vector<float>();
 }
 
+// The values to the last bit, for a failure's message.
+std::string bits(const std::vector<float>& v) {
+  std::string out;
+  char buf[32];
+  for (float x : v) {
+    std::snprintf(buf, sizeof buf, "%s%.9g", out.empty() ? "" : ", ", static_cast<double>(x));
+    out += buf;
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("scaled optimiser steps equal plain ones, and skipped steps change nothing") {
@@ -210,7 +224,8 @@ TEST_CASE("scaled optimiser steps equal plain ones, and skipped steps change not
         // Then the real one: gradients scaled by 1024, divided inside the update.
         set_grad(b, grads[k], 1024.0);
         scaled->step(scale, clean);
-        CHECK(values(b) == values(a));
+        CHECK_MESSAGE(values(b) == values(a), "scaled ", bits(values(b)), " plain ",
+                      bits(values(a)));
       }
       // The step counts agree (3 plain steps; the skipped ones did not count).
       for (const auto& [name, t] : scaled->state_dict())
@@ -220,7 +235,8 @@ TEST_CASE("scaled optimiser steps equal plain ones, and skipped steps change not
       set_grad(b, grads[0], 1.0);
       plain->step();
       scaled->step();
-      CHECK(values(b) == values(a));
+      CHECK_MESSAGE(values(b) == values(a), "scaled ", bits(values(b)), " plain ",
+                    bits(values(a)));
     }
   });
 }
