@@ -10,7 +10,7 @@ namespace ember::cli {
 
 DistributedTraining::DistributedTraining(const DistributedOptions& o, const nn::ModulePtr& model,
                                          Device device)
-    : options_(o) {
+    : options_(o), device_(device) {
   dist::InitOptions init;
   init.backend = o.backend;
   if (o.backend == "auto")
@@ -68,9 +68,9 @@ double DistributedTraining::loss_weight(int64_t share, int64_t global) const {
 }
 
 std::vector<double> DistributedTraining::sum(const std::vector<double>& values) {
-  Tensor t = from_vector<double>(values);
+  Tensor t = from_vector<double>(values).to(device_);
   group_->all_reduce(t, dist::ReduceOp::sum)->wait();
-  return t.to_vector<double>();
+  return t.to(kCPU).to_vector<double>();
 }
 
 }  // namespace ember::cli

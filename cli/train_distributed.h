@@ -47,6 +47,7 @@ class DistributedTraining {
 
  private:
   DistributedOptions options_;
+  Device device_;  // where the collectives' tensors live (the nccl group takes cuda ones only)
   dist::ProcessGroupPtr group_;
   std::shared_ptr<dist::DistributedDataParallel> ddp_;
   int converted_bn_ = 0;

@@ -160,10 +160,12 @@ void check_same_parameters(const NamedTensors& params, ProcessGroup& group) {
     elements += t.numel();
   }
   const uint64_t h = fnv1a(signature);
+  // On the parameters' device: the nccl group takes cuda tensors only.
+  const Device dev = params.empty() ? Device() : params.front().second.device();
   Tensor mine = from_vector<int64_t>(
-      {static_cast<int64_t>(params.size()), elements, static_cast<int64_t>(h)});
+      {static_cast<int64_t>(params.size()), elements, static_cast<int64_t>(h)}).to(dev);
   std::vector<Tensor> all;
-  for (int r = 0; r < group.size(); ++r) all.push_back(empty({3}, kInt64));
+  for (int r = 0; r < group.size(); ++r) all.push_back(empty({3}, {kInt64, dev}));
   group.all_gather(all, mine)->wait();
   const std::vector<int64_t> ref = all[0].to_vector<int64_t>();
   std::ostringstream diff;
