@@ -4,6 +4,7 @@
 // cuDNN, a GPU or a usable cuDNN, the family is one row saying why.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "ops/conv2d_cudnn.h"
 #include "runtime/cudnn_versions.h"
 #include "runtime/gpu.h"
+#include "runtime/tensor.h"
 
 #if EMBER_HAVE_CUDNN
 #include "ops/cudnn/descriptors.h"
@@ -151,11 +153,40 @@ class Engine final : public Member {
   cudnn::RankedConfig ranked_;
 };
 
+// Note [cuDNN's 16-byte alignment]: the engines' plans are built for 16-byte aligned tensors
+// (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT in ops/cudnn/graph.cpp), and a view that starts inside its
+// allocation (a slice) may not be: on an H200, engine 28 refused such a 1x1 image with
+// CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER. An unaligned operand is copied into an aligned
+// buffer first; an unaligned output is written to one and copied back.
 void Engine::run(const ConvKey& key, const void* a, const void* b, void* out,
                  ConvWorkspace ws) const {
   const Device d = key.device();
-  cudnnHandle_t h = cudnn::handle(d.index, gpu::current_stream(d));
-  cudnn::thread_plans().get(key, name(), h)->execute(h, a, b, out, ws.data, ws.bytes);
+  const gpu::Stream stream = gpu::current_stream(d);
+  const kernels::ConvShape& s = key.shape;
+  // The element counts of (a, b, out): (x, w, y), (dy, w, dx) or (dy, x, dw).
+  const int64_t na = key.direction == ConvDirection::forward ? s.x_numel() : s.y_numel();
+  const int64_t nb = key.direction == ConvDirection::backward_filter ? s.x_numel() : s.w_numel();
+  const int64_t nout = key.direction == ConvDirection::forward         ? s.y_numel()
+                       : key.direction == ConvDirection::backward_data ? s.x_numel()
+                                                                       : s.w_numel();
+  const size_t item = itemsize(key.dtype);
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  auto staged = [&](const void* p, int64_t n) {
+    if (aligned(p)) return Tensor();
+    Tensor t = empty({n}, {key.dtype, d});
+    gpu::backend(d).memcpy_async(t.data_ptr(), p, static_cast<size_t>(n) * item,
+                                 gpu::CopyKind::DeviceToDevice, stream);
+    return t;
+  };
+  const Tensor sa = staged(a, na), sb = staged(b, nb);
+  const Tensor so = aligned(out) ? Tensor() : empty({nout}, {key.dtype, d});
+  cudnnHandle_t h = cudnn::handle(d.index, stream);
+  cudnn::thread_plans().get(key, name(), h)->execute(
+      h, sa.defined() ? sa.data_ptr() : a, sb.defined() ? sb.data_ptr() : b,
+      so.defined() ? so.data_ptr() : out, ws.data, ws.bytes);
+  if (so.defined())
+    gpu::backend(d).memcpy_async(out, so.data_ptr(), static_cast<size_t>(nout) * item,
+                                 gpu::CopyKind::DeviceToDevice, stream);
 }
 
 #endif  // EMBER_HAVE_CUDNN
@@ -228,6 +259,9 @@ std::vector<ConvAlgoPtr> classic_members(const ConvKey& key, cudnnHandle_t h, st
       no = std::string("math type ") + cudnn::math_type_name(a.math) + " may use TF32";
     else if (a.memory >= kAbsurdWorkspace)
       no = "a workspace of 1 TiB or more, taken as out of memory";
+    else if (name == "winograd_nonfused" && !(key.shape.r == 3 && key.shape.s == 3))
+      no = "off for filters other than 3x3: on a 5x5 float32 convolution it was 2e-3 off float64 "
+           "on an H200 (cuDNN 9.19)";
     if (!no.empty()) {
       dropped += (dropped.empty() ? "" : "; ") + name + ": " + no;
       continue;

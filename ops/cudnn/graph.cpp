@@ -181,6 +181,8 @@ std::string config_refusal(const ConvKey& key, const EngineConfig& c) {
       c.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
     return "tensor core on float32 is TF32 (allow it with ConvMathMode::tf32)";
   if (c.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)) return "down-converts its inputs";
+  if (c.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
+    return "reduces in reduced precision (Ember's convolutions accumulate in float32 at least)";
   if (key.deterministic && c.has(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)) return "non-deterministic";
   return "";
 }
