@@ -89,8 +89,10 @@ using Stream = ::ember::gpu::Stream;
   X(cumprod_backward, void,                                                                        \
     (DType t, const ScanShape& s, const void* x, const void* g, void* dx, Stream stream))          \
   /* reductions (kernels/reduce_shape.h), matrix products (kernels/gemm_shape.h) */                \
+  X(reduce_workspace_bytes, size_t, (ReduceOp op, DType t, const ReduceShape& s))                 \
   X(reduce, void,                                                                                  \
-    (ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, Stream stream))        \
+    (ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, void* workspace,       \
+     Stream stream))                                                                               \
   X(gemm_batched, void,                                                                            \
     (DType t, const GemmShape& s, const void* a, const void* b, void* c, Stream stream))           \
   X(gemm_plan, GemmPlan,                                                                           \

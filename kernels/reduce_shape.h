@@ -32,13 +32,16 @@ struct ReduceShape {
   }
 };
 
-// The kernel: reduce(op, t, shape, in, out, stream).
+// The kernel: reduce(op, t, shape, in, out, workspace, stream), with
+// reduce_workspace_bytes(op, t, shape) bytes of workspace (0 on the cpu).
 // requires: mean/var/std: t floating; extremes need a non-empty reduced space.
 // ensures:  out[k] = op over the reduced elements of output k. Sums accumulate in double
 //           (floating t) or int64; var/std divide the sum of squared deviations from the mean by
 //           max(n - correction, 0); max/min propagate NaN; argmax/argmin give the index of the
 //           first extreme (a NaN counts as the extreme). The cpu splits few long reductions into
-//           chunks merged in order (Welford/Chan for var); a GPU runs one block per output.
+//           chunks merged in order (Welford/Chan for var); a GPU runs one block per output,
+//           and splits few long rows across blocks (Note [Split reductions] in
+//           kernels/cuda/reduce.cu), merged in order too.
 
 // Indices are int64, integer and bool sums are int64; the rest keep the input's dtype.
 inline DType reduce_result_dtype(ReduceOp op, DType t) {

@@ -218,7 +218,12 @@ void reduce_driver(const ReduceShape& s, const T* in, R* out, const Acc& init) {
 
 }  // namespace
 
-void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in_v, void* out, Stream) {
+size_t reduce_workspace_bytes(ReduceOp, DType, const ReduceShape&) {
+  return 0;
+}
+
+void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in_v, void* out, void*,
+            Stream) {
   dispatch_cpu_dtype(t, "reduce", [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;  // the accumulators see half types as float

@@ -1,6 +1,7 @@
 // Reductions: one block per output element (grid-stride over them); each thread folds every
 // blockDim.x-th element of that output's reduced index space, read through the input's strides,
-// then warp shuffles and a shared-memory stage combine the threads.
+// then warp shuffles and a shared-memory stage combine the threads. Few long rows are split
+// across blocks (Note [Split reductions]).
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/device_utils.cuh"
@@ -115,20 +116,178 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
   }
 }
 
+// Note [Split reductions]: one block per output row leaves the GPU idle when there are few rows
+// (a full sum of 64M floats ran on one multiprocessor, at 2.5 GB/s on an H200). A row of at least
+// kSplitMin elements, when there are fewer than kSplitBlocks rows, is cut into `parts` slices of
+// `chunk` elements: reduce_parts_kernel reduces each slice to a partial in the workspace (double
+// or int64 sums, extremes with their index in the row), and reduce_finish_kernel folds each
+// row's partials, in a fixed order (Note [block_reduce order]), so the result is deterministic.
+// var and std take two rounds: the sum, for the mean; then the squared deviations from it.
+constexpr int64_t kSplitMin = int64_t{1} << 15;
+constexpr int64_t kSplitBlocks = 1024;
+
+struct SplitPlan {
+  int64_t parts = 1, chunk = 0;
+};
+
+SplitPlan split_plan(int64_t rows, int64_t n) {
+  SplitPlan p;
+  if (n < kSplitMin || rows >= kSplitBlocks) return p;
+  const int64_t want = (kSplitBlocks + rows - 1) / rows;  // blocks per row for a full grid
+  const int64_t most = (n + 8 * kBlock - 1) / (8 * kBlock);  // at least 8 elements per thread
+  p.parts = want < most ? want : most;
+  p.chunk = (n + p.parts - 1) / p.parts;
+  return p;
+}
+
+// Bytes per partial (the largest: Extreme<double> or Extreme<int64_t>), then one double per row
+// for the means of var and std.
+constexpr size_t kPartialBytes = 16;
+
+__device__ __forceinline__ bool is_extreme(ReduceOp op) {
+  return op == ReduceOp::amax || op == ReduceOp::amin || op == ReduceOp::argmax ||
+         op == ReduceOp::argmin;
+}
+
+// Block b reduces slice b % parts of row b / parts to partials[b]; with `mean`, the sum of the
+// squared deviations from mean[row] instead of the sum.
 template <typename T>
-void launch(ReduceOp op, const ReduceShape& s, int64_t rows, int64_t n, const void* in, void* out,
-            gpu::Stream stream) {
-  // Enough threads to cover short rows without idle warps, at most kBlock.
+__global__ void reduce_parts_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int64_t n,
+                                    int64_t parts, int64_t chunk, const T* __restrict__ in,
+                                    const double* __restrict__ mean, void* __restrict__ partials) {
+  using C = compute_t<T>;
+  constexpr bool kFloat = std::is_floating_point_v<C>;
+  using Acc = std::conditional_t<kFloat, double, int64_t>;
+  using V = std::conditional_t<kFloat, C, int64_t>;
+  for (int64_t b = blockIdx.x; b < rows * parts; b += gridDim.x) {
+    const int64_t row = b / parts, begin = b % parts * chunk;
+    const int64_t end = begin + chunk < n ? begin + chunk : n;
+    const T* base = in + kept_offset(shape, row);
+    auto x = [&](int64_t i) { return static_cast<C>(base[reduced_offset(shape, i)]); };
+    if (is_extreme(op)) {
+      const ExtremeOp better_of{op == ReduceOp::amax || op == ReduceOp::argmax};
+      const Extreme<V> none{V(0), -1};
+      Extreme<V> e = none;
+      for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+        e = better_of(e, Extreme<V>{static_cast<V>(x(i)), i});
+      e = block_reduce(e, better_of, none);
+      if (threadIdx.x == 0) static_cast<Extreme<V>*>(partials)[b] = e;
+    } else {
+      Acc s = 0;
+      if (mean == nullptr) {
+        for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) s += static_cast<Acc>(x(i));
+      } else if constexpr (kFloat) {
+        const double m = mean[row];
+        for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+          const double d = static_cast<double>(x(i)) - m;
+          s += d * d;
+        }
+      }
+      s = block_reduce(s, SumOp());
+      if (threadIdx.x == 0) static_cast<Acc*>(partials)[b] = s;
+    }
+  }
+}
+
+// One block per row folds the row's `parts` partials. For var and std, the first round
+// (deviations false) writes the row's mean to `mean`; the second writes the result.
+template <typename T>
+__global__ void reduce_finish_kernel(ReduceOp op, int64_t rows, int64_t n, int64_t parts,
+                                     int64_t correction, const void* __restrict__ partials,
+                                     double* __restrict__ mean, bool deviations,
+                                     void* __restrict__ out) {
+  using C = compute_t<T>;
+  constexpr bool kFloat = std::is_floating_point_v<C>;
+  using Acc = std::conditional_t<kFloat, double, int64_t>;
+  using V = std::conditional_t<kFloat, C, int64_t>;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    if (is_extreme(op)) {
+      const ExtremeOp better_of{op == ReduceOp::amax || op == ReduceOp::argmax};
+      const Extreme<V> none{V(0), -1};
+      const auto* p = static_cast<const Extreme<V>*>(partials) + row * parts;
+      Extreme<V> e = none;
+      for (int64_t j = threadIdx.x; j < parts; j += blockDim.x) e = better_of(e, p[j]);
+      e = block_reduce(e, better_of, none);
+      if (threadIdx.x == 0) {
+        if (op == ReduceOp::argmax || op == ReduceOp::argmin)
+          static_cast<int64_t*>(out)[row] = e.index;
+        else
+          static_cast<T*>(out)[row] = narrow<T>(e.value);
+      }
+      continue;
+    }
+    const auto* p = static_cast<const Acc*>(partials) + row * parts;
+    Acc s = 0;
+    for (int64_t j = threadIdx.x; j < parts; j += blockDim.x) s += p[j];
+    s = block_reduce(s, SumOp());
+    if (threadIdx.x != 0) continue;
+    if constexpr (kFloat) {
+      const bool spread = op == ReduceOp::var || op == ReduceOp::std;
+      if (spread && !deviations) {
+        mean[row] = s / static_cast<double>(n);
+        continue;
+      }
+      double r = op == ReduceOp::sum ? s : s / static_cast<double>(n);
+      if (spread) {
+        const int64_t dof = n - correction > 0 ? n - correction : 0;
+        r = s / static_cast<double>(dof);
+        if (op == ReduceOp::std) r = sqrt(r);
+      }
+      static_cast<T*>(out)[row] = narrow<T>(r);
+    } else {
+      static_cast<int64_t*>(out)[row] = s;
+    }
+  }
+}
+
+// Enough threads to cover `n` without idle warps, at most kBlock.
+int threads_for(int64_t n) {
   int threads = 32;
   while (threads < kBlock && threads < n) threads *= 2;
-  const dim3 grid(static_cast<unsigned>(rows < kMaxBlocks ? rows : kMaxBlocks));
-  EMBER_LAUNCH(reduce_kernel<T>, grid, dim3(threads), 0, stream, op, s, rows, n,
-               static_cast<const T*>(in), out);
+  return threads;
+}
+
+unsigned grid_for(int64_t blocks) {
+  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+template <typename T>
+void launch(ReduceOp op, const ReduceShape& s, int64_t rows, int64_t n, const void* in, void* out,
+            void* workspace, gpu::Stream stream) {
+  const SplitPlan plan = split_plan(rows, n);
+  const T* x = static_cast<const T*>(in);
+  if (plan.parts == 1) {
+    EMBER_LAUNCH(reduce_kernel<T>, dim3(grid_for(rows)), dim3(threads_for(n)), 0, stream, op, s,
+                 rows, n, x, out);
+    return;
+  }
+  if (workspace == nullptr)
+    throw std::invalid_argument("reduce: a split reduction needs reduce_workspace_bytes of workspace");
+  const int64_t blocks = rows * plan.parts;
+  auto* partials = workspace;
+  auto* mean = reinterpret_cast<double*>(static_cast<unsigned char*>(workspace) +
+                                         static_cast<size_t>(blocks) * kPartialBytes);
+  const bool spread = op == ReduceOp::var || op == ReduceOp::std;
+  for (bool deviations : {false, true}) {
+    if (deviations && !spread) break;
+    EMBER_LAUNCH(reduce_parts_kernel<T>, dim3(grid_for(blocks)), dim3(kBlock), 0, stream, op, s,
+                 rows, n, plan.parts, plan.chunk, x, deviations ? mean : nullptr, partials);
+    EMBER_LAUNCH(reduce_finish_kernel<T>, dim3(grid_for(rows)), dim3(threads_for(plan.parts)), 0,
+                 stream, op, rows, n, plan.parts, s.correction, partials, mean, deviations, out);
+  }
 }
 
 }  // namespace
 
-void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out,
+size_t reduce_workspace_bytes(ReduceOp, DType, const ReduceShape& s) {
+  const int64_t rows = s.kept_numel();
+  const SplitPlan plan = split_plan(rows, s.reduced_numel());
+  if (plan.parts == 1) return 0;
+  return static_cast<size_t>(rows * plan.parts) * kPartialBytes +
+         static_cast<size_t>(rows) * sizeof(double);
+}
+
+void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in, void* out, void* workspace,
             gpu::Stream stream) {
   if (!is_floating(t) && reduce_needs_floating(op))
     throw std::invalid_argument("reduce: mean, var and std need a floating dtype");
@@ -136,21 +295,21 @@ void reduce(ReduceOp op, DType t, const ReduceShape& s, const void* in, void* ou
   if (rows == 0) return;
   switch (t) {
     case DType::f32:
-      return launch<float>(op, s, rows, n, in, out, stream);
+      return launch<float>(op, s, rows, n, in, out, workspace, stream);
     case DType::f64:
-      return launch<double>(op, s, rows, n, in, out, stream);
+      return launch<double>(op, s, rows, n, in, out, workspace, stream);
     case DType::i32:
-      return launch<int32_t>(op, s, rows, n, in, out, stream);
+      return launch<int32_t>(op, s, rows, n, in, out, workspace, stream);
     case DType::i64:
-      return launch<int64_t>(op, s, rows, n, in, out, stream);
+      return launch<int64_t>(op, s, rows, n, in, out, workspace, stream);
     case DType::u8:
-      return launch<uint8_t>(op, s, rows, n, in, out, stream);
+      return launch<uint8_t>(op, s, rows, n, in, out, workspace, stream);
     case DType::b8:
-      return launch<bool>(op, s, rows, n, in, out, stream);
+      return launch<bool>(op, s, rows, n, in, out, workspace, stream);
     case DType::f16:
-      return launch<__half>(op, s, rows, n, in, out, stream);
+      return launch<__half>(op, s, rows, n, in, out, workspace, stream);
     case DType::bf16:
-      return launch<__nv_bfloat16>(op, s, rows, n, in, out, stream);
+      return launch<__nv_bfloat16>(op, s, rows, n, in, out, workspace, stream);
   }
   throw std::invalid_argument("reduce: unknown dtype");
 }
