@@ -66,6 +66,17 @@ __device__ __forceinline__ int64_t reduced_offset(const ReduceShape& s, int64_t 
   return off;
 }
 
+// Thread 0 stores a row's extreme: its index (argmax, argmin) or its value (amax, amin).
+template <typename T, typename V>
+__device__ __forceinline__ void store_extreme(ReduceOp op, const Extreme<V>& e, void* out,
+                                              int64_t row) {
+  if (threadIdx.x != 0) return;
+  if (op == ReduceOp::argmax || op == ReduceOp::argmin)
+    static_cast<int64_t*>(out)[row] = e.index;
+  else
+    static_cast<T*>(out)[row] = narrow<T>(e.value);
+}
+
 template <typename T>
 __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int64_t n,
                               const T* __restrict__ in, void* __restrict__ out) {
@@ -106,12 +117,7 @@ __global__ void reduce_kernel(ReduceOp op, ReduceShape shape, int64_t rows, int6
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         e = better_of(e, Extreme<V>{static_cast<V>(x(i)), i});
       e = block_reduce(e, better_of, none);
-      if (threadIdx.x == 0) {
-        if (op == ReduceOp::argmax || op == ReduceOp::argmin)
-          static_cast<int64_t*>(out)[row] = e.index;
-        else
-          static_cast<T*>(out)[row] = narrow<T>(e.value);
-      }
+      store_extreme<T>(op, e, out, row);
     }
   }
 }
@@ -208,12 +214,7 @@ __global__ void reduce_finish_kernel(ReduceOp op, int64_t rows, int64_t n, int64
       Extreme<V> e = none;
       for (int64_t j = threadIdx.x; j < parts; j += blockDim.x) e = better_of(e, p[j]);
       e = block_reduce(e, better_of, none);
-      if (threadIdx.x == 0) {
-        if (op == ReduceOp::argmax || op == ReduceOp::argmin)
-          static_cast<int64_t*>(out)[row] = e.index;
-        else
-          static_cast<T*>(out)[row] = narrow<T>(e.value);
-      }
+      store_extreme<T>(op, e, out, row);
       continue;
     }
     const auto* p = static_cast<const Acc*>(partials) + row * parts;
