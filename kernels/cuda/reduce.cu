@@ -263,7 +263,8 @@ void launch(ReduceOp op, const ReduceShape& s, int64_t rows, int64_t n, const vo
     return;
   }
   if (workspace == nullptr)
-    throw std::invalid_argument("reduce: a split reduction needs reduce_workspace_bytes of workspace");
+    throw std::invalid_argument(
+        "reduce: a split reduction needs reduce_workspace_bytes of workspace, got none");
   const int64_t blocks = rows * plan.parts;
   auto* partials = workspace;
   auto* mean = reinterpret_cast<double*>(static_cast<unsigned char*>(workspace) +
