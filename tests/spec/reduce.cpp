@@ -170,7 +170,9 @@ TEST_CASE("reductions match a float64 reference on every target") {
       {{257, 300}, {1}, Layout::contiguous, true},
       {{257, 300}, {0}, Layout::transposed, true},
       {{3, 40000}, {1}, Layout::contiguous, true},
-      // Few long strided rows: split across blocks on a GPU (Note [Split reductions]).
+      // Few long rows: split across blocks on a GPU (Note [Split reductions]); the first one
+      // in every emulated thread order.
+      {{32768}, {0}, Layout::sliced},
       {{40000, 3}, {0}, Layout::transposed, true},
   };
   const DType dtypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool};
