@@ -116,8 +116,9 @@ struct ConvEngines {
 };
 
 // Why the policy drops a config for `key`, or "": float32 keys refuse tensor-core engines (TF32)
-// unless key.math allows TF32; every key refuses DOWN_CONVERT_INPUTS; deterministic keys refuse
-// NONDETERMINISTIC.
+// unless key.math allows TF32, and configs with a MULTIPLY knob (Note [cuDNN's MULTIPLY knob]);
+// every key refuses DOWN_CONVERT_INPUTS and REDUCED_PRECISION_REDUCTION; deterministic keys
+// refuse NONDETERMINISTIC.
 std::string config_refusal(const ConvKey& key, const EngineConfig& c);
 
 // What a forward graph computes after the convolution (Note [Fused convolution graphs]): nothing,

@@ -123,8 +123,17 @@ TEST_CASE("cudnn engines on cuda:0: every ranked config and classic algorithm ag
       }
       ops::set_conv_algo("");
       CHECK(any);
-      // The heuristic policy tries cuDNN's list first.
-      CHECK(sel.chosen.rfind("cudnn:eng", 0) == 0);
+      // The heuristic policy tries cuDNN's list first, but for float32 3x3 stride-1 layers of
+      // 64 channels or more in and out, forward and backward-data, where Ember's Winograd goes
+      // before it (Note [Winograd before cuDNN] in ops/conv2d_registry.cpp).
+      const kernels::ConvShape& s = key.shape;
+      const bool winograd_first = dir != ops::ConvDirection::backward_filter && s.r == 3 &&
+                                  s.s == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dil_h == 1 &&
+                                  s.dil_w == 1 && s.groups == 1 && s.c >= 64 && s.k >= 64;
+      if (winograd_first)
+        CHECK(sel.chosen == (s.oh * s.ow >= 14 * 14 ? "winograd_f4x4_3x3" : "winograd_f2x2_3x3"));
+      else
+        CHECK(sel.chosen.rfind("cudnn:eng", 0) == 0);
     }
   }
   MESSAGE("cuDNN configs checked against float64: " << configs);
