@@ -10,7 +10,10 @@
 # .deps/), copy the checkout with .deps/ there, and run `bash tests/gpu/check.sh` (the whole run
 # takes under 8 minutes on 16 cores).
 #
-# Usage: tests/gpu/check.sh [--stage]
+# Usage: tests/gpu/check.sh [--stage | --only PATTERN]
+#   --only PATTERN: a quick rerun: builds Ember and the gpu tests only, runs the gpu test cases
+#   whose names match PATTERN (doctest's --test-case: wildcards, commas between patterns), and
+#   skips the benchmarks.
 # Environment: EMBER_GPU_BUILD_DIR (build-gpu), EMBER_GPU_JOBS (all cores), EMBER_GPU_LOGS,
 #              EMBER_CUDA_ARCH (detected from the GPU, else 90), EMBER_GPU_CMAKE_ARGS (more
 #              CMake arguments, e.g. -DEMBER_SIMT_FIBERS=ucontext).
@@ -18,9 +21,15 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-if [ "${1:-}" = "--stage" ]; then
-  exec bash tests/gpu/stage_deps.sh "$ROOT/.deps"
-fi
+ONLY=""
+case "${1:-}" in
+  --stage) exec bash tests/gpu/stage_deps.sh "$ROOT/.deps" ;;
+  --only)
+    ONLY="${2:-}"
+    [ -n "$ONLY" ] || { echo "check.sh: --only needs a test-case pattern" >&2; exit 2; } ;;
+  "") ;;
+  *) echo "check.sh: unknown argument '$1' (expected --stage or --only PATTERN)" >&2; exit 2 ;;
+esac
 
 BUILD="${EMBER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
 JOBS="${EMBER_GPU_JOBS:-$(nproc)}"
@@ -97,8 +106,10 @@ if ! cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" >"$LOGS/configure.log" 2>&1
   tail -30 "$LOGS/configure.log"
 else
   grep -qs "^CMAKE_GENERATOR:INTERNAL=Ninja" "$BUILD/CMakeCache.txt" && keep_going=(-k 0)
-  if ! cmake --build "$BUILD" -j "$JOBS" --target ember test_gpu bench_gpu bench_ladder \
-      bench_conv_ladder bench_dist ember_cli -- "${keep_going[@]}" >"$LOGS/build.log" 2>&1; then
+  targets=(ember test_gpu ember_cli)
+  [ -z "$ONLY" ] && targets+=(bench_gpu bench_ladder bench_conv_ladder bench_dist)
+  if ! cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" -- "${keep_going[@]}" \
+      >"$LOGS/build.log" 2>&1; then
     build_status="FAILED (see build.log)"
     # Every distinct error, from every file that failed (the build keeps going past the first).
     grep -E "^FAILED:|error|Error" "$LOGS/build.log" | sort | uniq | head -80
@@ -106,7 +117,7 @@ else
 fi
 # The ONNX runtime's conformance runner, where the machine has ONNX and protobuf (configure says).
 onnx_built=0
-if [ "$build_status" = "ok" ] && grep -q "ONNX import ON" "$LOGS/configure.log" &&
+if [ -z "$ONLY" ] && [ "$build_status" = "ok" ] && grep -q "ONNX import ON" "$LOGS/configure.log" &&
     cmake --build "$BUILD" -j "$JOBS" --target onnx_conformance >>"$LOGS/build.log" 2>&1; then
   onnx_built=1
 fi
@@ -133,9 +144,15 @@ tests_line="not run (build failed)"
 tests_ok=0
 if [ "$build_status" = "ok" ]; then
   # The cuDNN engine test writes the GPU's device description (for data/cudnn/).
-  EMBER_CUDNN_CAPTURE="$LOGS/cudnn_device.json" \
-    timeout 300 ctest --test-dir "$BUILD" -L gpu -V --output-on-failure >"$LOGS/test_gpu.log" 2>&1
+  if [ -n "$ONLY" ]; then
+    EMBER_CUDNN_CAPTURE="$LOGS/cudnn_device.json" timeout 300 "$BUILD/tests/test_gpu" \
+      "--test-case=$ONLY" >"$LOGS/test_gpu.log" 2>&1
+  else
+    EMBER_CUDNN_CAPTURE="$LOGS/cudnn_device.json" \
+      timeout 300 ctest --test-dir "$BUILD" -L gpu -V --output-on-failure >"$LOGS/test_gpu.log" 2>&1
+  fi
   rc=$?
+  [ $rc -eq 77 ] && rc=0  # test_gpu's "skipped" (gpu_main.cpp)
   cases="$(grep -m1 "\[doctest\] test cases:" "$LOGS/test_gpu.log" | sed 's/.*test cases: *//')"
   asserts="$(grep -m1 "\[doctest\] assertions:" "$LOGS/test_gpu.log" | sed 's/.*assertions: *//')"
   if grep -q "gpu tests skipped" "$LOGS/test_gpu.log"; then
@@ -152,6 +169,16 @@ if [ "$build_status" = "ok" ]; then
   fi
 fi
 say "tests: $tests_line"
+if [ -n "$ONLY" ]; then
+  {
+    echo
+    echo "== GPU check summary (--only '$ONLY'): ${gpu_name:-no GPU}, sm_$arch, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "build  | $build_status (${build_s} s, deps: $deps)"
+    echo "tests  | test_gpu --test-case='$ONLY': $tests_line"
+    echo "total  | $((SECONDS - start)) s"
+  } | tee "$LOGS/summary.txt"
+  exit 0
+fi
 
 # --- Benchmarks -------------------------------------------------------------------------------
 # Each program runs on cuda with TF32 off in every library, whatever it defaults to (fp32 against
