@@ -115,21 +115,19 @@ namespace {
 // A residual block's sum (ResNet's relu(conv(x) + shortcut)) is two more passes, the add and
 // the clamp. The cpu's implicit GEMM adds the shortcut to each image (or, where threads share an
 // image, each block) it has just computed, while it is in cache, then clamps it; elsewhere
-// run_conv_forward adds it and clamps after the algorithm. The sum is (conv + bias) + residual, rounded as the separate add rounds
-// it, so the result is exactly clamp(conv2d(...) + residual).
+// run_conv_forward adds it and clamps after the algorithm. The sum is (conv + bias) + residual,
+// rounded as the separate add rounds it, so the result is exactly clamp(conv2d(...) + residual).
 
 // conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu
 // inside the kernels that can, Note [Clamped convolutions]), `residual` (y's shape, dtype and
 // device, or undefined) added before the clamp.
 Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Conv2dParams& p, const ConvClamp* clamp,
-                   const Tensor& residual = Tensor(),
+                   const Conv2dParams& p, const ConvClamp* clamp, const Tensor& residual = Tensor(),
                    const PackedConv2dFilters* packed = nullptr) {
   if (packed != nullptr)
     EMBER_CHECK_VALUE(packed->w_shape == w.shape() && packed->groups == p.groups, op,
-                      ": the packed filters are of shape ", packed->w_shape, " in ",
-                      packed->groups, " groups, the weight of shape ", w.shape(), " in ",
-                      p.groups);
+                      ": the packed filters are of shape ", packed->w_shape, " in ", packed->groups,
+                      " groups, the weight of shape ", w.shape(), " in ", p.groups);
   if (bias.defined())
     check_same_device(op, {&x, &w, &bias});
   else
@@ -166,10 +164,14 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
   // rounding is the rounding of the clamp, as it keeps signs, zero and the bounds' order.
   const ConvKey key =
       conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p);
+  // One cuDNN graph where cuDNN serves: relu(conv + bias), and a half key's conv + bias, which
+  // must round once (Note [Half bias in one rounding] in ops/conv2d_cudnn.cpp); the residual and
+  // any other clamp then follow.
   const bool relu = clamp != nullptr && clamp->lo == 0.0 && std::isinf(clamp->hi) && clamp->hi > 0;
-  if (relu && bc.defined() && !zc.defined() &&
-      cudnn_conv2d_bias_relu(key, xc.data_ptr(), wc.data_ptr(), bc.data_ptr(), y.data_ptr()))
-    return y;
+  const bool fuse_relu = relu && !zc.defined();
+  if (bc.defined() && (fuse_relu || is_half(x.dtype())) &&
+      cudnn_conv2d_fused(key, xc.data_ptr(), wc.data_ptr(), bc.data_ptr(), y.data_ptr(), fuse_relu))
+    return fuse_relu ? y : finished(y);
   const void* b = bc.defined() ? bc.data_ptr() : nullptr;
   if (is_half(x.dtype())) {  // the half paths write y through a float32 buffer of their own
     run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr());
@@ -200,8 +202,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   return conv2d_then("conv2d", x, w, bias, p, nullptr);
 }
 
-Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias,
-                        const Conv2dParams& p, const PackedConv2dFilters* packed) {
+Tensor conv2d_bias_relu(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p,
+                        const PackedConv2dFilters* packed) {
   const ConvClamp relu{0.0, std::numeric_limits<double>::infinity()};
   return conv2d_then("conv2d_bias_relu", x, w, bias, p, &relu, Tensor(), packed);
 }

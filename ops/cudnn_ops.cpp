@@ -395,18 +395,20 @@ bool run_batch_norm_backward(Device device, const BatchNormArgs&, const void*, c
 
 #endif  // EMBER_HAVE_CUDNN
 
-bool cudnn_conv2d_bias_relu(const ConvKey& key, const void* x, const void* w, const void* bias,
-                            void* y) {
+bool cudnn_conv2d_fused(const ConvKey& key, const void* x, const void* w, const void* bias, void* y,
+                        bool relu) {
   std::string why;
   if (!allowed(CudnnOp::conv2d, key.device(), &why)) return false;
+  if (!forced_conv_algo().empty()) return false;  // the forced algorithm, exactly
 #if EMBER_HAVE_CUDNN
   const Device d = key.device();
   cudnnHandle_t h = cudnn::handle(d.index, gpu::current_stream(d));
   std::shared_ptr<cudnn::ConvPlan> plan;
   try {
-    plan = cudnn::thread_plans().get(key, "", h, cudnn::ConvFusion::bias_relu);
+    plan = cudnn::thread_plans().get(key, "", h,
+                                     relu ? cudnn::ConvFusion::bias_relu : cudnn::ConvFusion::bias);
   } catch (const ConvNotSupported&) {
-    return false;  // the convolution and the relu then run apart
+    return false;  // the registry's algorithm then runs, the bias and relu after it
   }
   const size_t bytes = static_cast<size_t>(plan->workspace());
   const Tensor ws = workspace(d, bytes);
@@ -417,7 +419,7 @@ bool cudnn_conv2d_bias_relu(const ConvKey& key, const void* x, const void* w, co
   }
   return true;
 #else
-  (void)x, (void)w, (void)bias, (void)y;
+  (void)x, (void)w, (void)bias, (void)y, (void)relu;
   return false;
 #endif
 }

@@ -78,12 +78,13 @@ bool run_batch_norm_backward(Device device, const BatchNormArgs& a, const void* 
                              const void* save_mean, const void* save_invstd, const Tensor& reserve,
                              void* dx, void* dw, void* db, const EmberRun& ember);
 
-// y = relu(conv(x, w) + bias) as one cuDNN graph (Note [Fused convolution graphs] in
-// ops/cudnn/graph.cpp), for a forward key on cuda under the convolution's preference. false when
-// cuDNN should not or cannot (no config of the fused graph makes a plan): the caller then runs
-// the convolution and the relu apart.
-bool cudnn_conv2d_bias_relu(const ConvKey& key, const void* x, const void* w, const void* bias,
-                            void* y);
+// y = conv(x, w) + bias, or relu of it, as one cuDNN graph (Note [Fused convolution graphs] in
+// ops/cudnn/graph.cpp; one rounding, Note [Half bias in one rounding] in ops/conv2d_cudnn.cpp),
+// for a forward key on cuda under the convolution's preference. false when cuDNN should not
+// (an algorithm is forced) or cannot (no config of the fused graph makes a plan): the caller then
+// runs the convolution through the registry.
+bool cudnn_conv2d_fused(const ConvKey& key, const void* x, const void* w, const void* bias, void* y,
+                        bool relu);
 
 // --- The benchmark preference's verdicts ------------------------------------------------------
 

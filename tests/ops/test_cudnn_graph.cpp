@@ -135,10 +135,13 @@ TEST_CASE("cudnn graph: fused conv + bias (+ relu) graphs rank and plan on the d
   const auto h200 = ops::cudnn::DeviceDescription::from_file(kH200);
   std::mt19937 g(fresh_seed());
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); };
-  for (int i = 0; i < 6; ++i) {
+  // Half keys too: conv2d runs a half convolution with a bias as this graph (Note [Half bias in
+  // one rounding] in ops/conv2d_cudnn.cpp), odd channel counts included.
+  const DType dtypes[] = {kFloat64, kFloat32, kFloat16, kBFloat16};
+  for (int i = 0; i < 12; ++i) {
     const int64_t c = pick(1, 32), k = pick(1, 32), r = 2 * pick(0, 2) + 1;
     const int64_t h = pick(r, 30), w = pick(r, 30);
-    const DType dt = i % 3 == 0 ? kFloat64 : kFloat32;
+    const DType dt = dtypes[i % 4];
     const ops::ConvKey key = key_of(ops::ConvDirection::forward, {pick(1, 4), c, h, w},
                                     {k, c, r, r}, pick(1, 2), r / 2, 1, 1, dt);
     CAPTURE(ops::conv_key_string(key));

@@ -11,16 +11,23 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "ops/conv2d.h"
+#include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
 #include "spec/spec.h"
 
 namespace ember::test {
 namespace {
 
-void check_half_conv(const Tensor& got, Device dev, DType t, const Shape& shape,
-                     const std::vector<double>& want, const std::vector<double>& abs_sum) {
+using ops::ConvDirection;
+
+// `what`: which result, and the algorithm that computed it (reported with a mismatch).
+void check_half_conv(const std::string& what, const Tensor& got, Device dev, DType t,
+                     const Shape& shape, const std::vector<double>& want,
+                     const std::vector<double>& abs_sum) {
+  CAPTURE(what);
   check_result_each(got, dev, t, shape, want, [&](size_t i) {
     return Tolerance{0, 16 * 1.2e-7 * abs_sum[i] + 1e-30, 1};
   });
@@ -60,10 +67,17 @@ TEST_CASE("conv2d in float16 and bfloat16: every direction, against float64 loop
                            dy.to_vector<double>(), ys[2], ys[3]);
         const ConvRef ref_nobias =
             conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(), {}, {}, ys[2], ys[3]);
-        check_half_conv(ops::conv2d(x, w, b, cs.p), dev, t, ys, ref.y, ref.y_abs);
-        check_half_conv(ops::conv2d(x, w, Tensor(), cs.p), dev, t, ys, ref_nobias.y,
+        auto by = [&](const char* result, ConvDirection d) {
+          const ops::ConvKey key = ops::conv2d_key(d, xs, ws, t, dev, cs.p);
+          return std::string(result) + " by " + ops::explain_conv_algos(key).chosen;
+        };
+        const std::string fwd = by("forward", ConvDirection::forward);
+        check_half_conv(fwd + ", bias (cuDNN's fused graph where it has one)",
+                        ops::conv2d(x, w, b, cs.p), dev, t, ys, ref.y, ref.y_abs);
+        check_half_conv(fwd, ops::conv2d(x, w, Tensor(), cs.p), dev, t, ys, ref_nobias.y,
                         ref_nobias.y_abs);
-        check_half_conv(ops::conv2d_bias_relu(x, w, b, cs.p), dev, t, ys, relu_of(ref.y),
+        check_half_conv(fwd + ", bias and relu (cuDNN's fused graph where it has one)",
+                        ops::conv2d_bias_relu(x, w, b, cs.p), dev, t, ys, relu_of(ref.y),
                         ref.y_abs);
         // With a residual: conv rounded to t once (u: t's unit roundoff, of |y|), then the sum
         // rounded (within an ulp of |y| + |z|), as conv2d then add.
@@ -71,6 +85,9 @@ TEST_CASE("conv2d in float16 and bfloat16: every direction, against float64 loop
         const double u = t == kFloat16 ? 0x1p-11 : 0x1p-8;
         std::vector<double> sum(z.size());
         for (size_t i = 0; i < z.size(); ++i) sum[i] = std::max(ref.y[i] + z[i], 0.0);
+        const std::string residual =
+            fwd + ", bias (cuDNN's fused graph where it has one), then the residual and relu";
+        CAPTURE(residual);
         check_result_each(ops::conv2d_bias_add_clamp(x, w, b, dy, cs.p, 0.0,
                                                      std::numeric_limits<double>::infinity()),
                           dev, t, ys, sum, [&](size_t i) {
@@ -78,8 +95,10 @@ TEST_CASE("conv2d in float16 and bfloat16: every direction, against float64 loop
                             const double y = std::abs(ref.y[i]), zi = std::abs(z[i]);
                             return Tolerance{0, conv + u * y + 2 * u * (y + zi) + 1e-30, 1};
                           });
-        check_half_conv(ops::conv2d_backward_data(dy, w, xs, cs.p), dev, t, xs, ref.dx, ref.dx_abs);
-        check_half_conv(ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, t, ws, ref.dw,
+        check_half_conv(by("backward-data", ConvDirection::backward_data),
+                        ops::conv2d_backward_data(dy, w, xs, cs.p), dev, t, xs, ref.dx, ref.dx_abs);
+        check_half_conv(by("backward-filter", ConvDirection::backward_filter),
+                        ops::conv2d_backward_filter(dy, x, ws, cs.p), dev, t, ws, ref.dw,
                         ref.dw_abs);
       }
     }
