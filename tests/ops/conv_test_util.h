@@ -110,6 +110,17 @@ inline const std::vector<ConvCase>& conv_cases() {
       {"flat, dilation 2, uneven padding", 3, 3, 8, 12, 10, 3, 3, conv_params(1, 1, 2, 1, 2, 2, 1)},
       {"flat, groups 3", 2, 6, 4, 4, 9, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 3)},
       {"flat, 64 filters of 32 channels", 1, 32, 8, 8, 64, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+      // Strided, OH*OW a multiple of 16 (ResNet's downsampling layers): an image per thread, one
+      // image at one thread, one image on two threads, a 1x1 shortcut, groups, and stride (2, 3)
+      // with dilation (2, 1) and no column padding.
+      {"stride 2, 16x16 out", 2, 5, 32, 32, 9, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"batch 1, stride 2, 8x8 out", 1, 6, 16, 16, 10, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"batch 1, stride 2, 16x16 out, threads sharing the image", 1, 8, 32, 32, 16, 3, 3,
+       conv_params(2, 2, 1, 1, 1, 1, 1)},
+      {"1x1 stride 2, 8x8 out", 2, 6, 16, 16, 5, 1, 1, conv_params(2, 2, 0, 0, 1, 1, 1)},
+      {"stride 2, groups 2, 8x4 out", 2, 4, 16, 8, 6, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 2)},
+      {"stride (2, 3), dilation (2, 1), 4x4 out", 3, 4, 8, 12, 7, 3, 3,
+       conv_params(2, 3, 2, 0, 2, 1, 1)},
       // The GPU kernels' paths.
       {"3x3 pad 1, 7x9, C=3 K=5", 2, 3, 7, 9, 5, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
       {"batch 1, 1x1, 13x11, C=5 K=7", 1, 5, 13, 11, 7, 1, 1, conv_params(1, 1, 0, 0, 1, 1, 1)},
