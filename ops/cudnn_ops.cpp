@@ -230,13 +230,6 @@ std::string softmax_key(bool log, const char* direction, DType t, Device d,
 }
 }  // namespace
 
-bool run_softmax_forward(Device device, bool log, DType t, const kernels::SoftmaxShape& s,
-                         const void* x, void* y, const EmberRun& ember) {
-  return dispatch(
-      CudnnOp::softmax, device, [&] { return softmax_key(log, "forward", t, device, s); },
-      [&](cudnnHandle_t h, bool) { return cudnn::softmax_forward(h, log, t, s, x, y); }, ember);
-}
-
 bool run_softmax_backward(Device device, bool log, DType t, const kernels::SoftmaxShape& s,
                           const void* y, const void* dy, void* dx, const EmberRun& ember) {
   return dispatch(
@@ -362,10 +355,6 @@ bool run_activation_backward(Device device, kernels::Activation, kernels::Activa
                              int64_t, const void*, const void*, void*, const EmberRun& ember) {
   return ember_only(CudnnOp::activation, device, ember);
 }
-bool run_softmax_forward(Device device, bool, DType, const kernels::SoftmaxShape&, const void*,
-                         void*, const EmberRun& ember) {
-  return ember_only(CudnnOp::softmax, device, ember);
-}
 bool run_softmax_backward(Device device, bool, DType, const kernels::SoftmaxShape&, const void*,
                           const void*, void*, const EmberRun& ember) {
   return ember_only(CudnnOp::softmax, device, ember);
@@ -394,6 +383,17 @@ bool run_batch_norm_backward(Device device, const BatchNormArgs&, const void*, c
 }
 
 #endif  // EMBER_HAVE_CUDNN
+
+// The forward pass is always Ember's: on a row of all -inf (a fully masked row) cuDNN's softmax
+// gives 0 and its log_softmax -inf, where PyTorch's (and Ember's) give NaN (measured on an H200,
+// cuDNN 9.19). The backward passes are plain arithmetic on y and dy, and run on cuDNN.
+bool run_softmax_forward(Device device, bool, DType, const kernels::SoftmaxShape&, const void*,
+                         void*, const EmberRun& ember) {
+  if (device.is_cuda())
+    log_once(CudnnOp::softmax, false, "the forward pass: cuDNN's softmax of a row of all -inf is 0");
+  ember(false);
+  return false;
+}
 
 bool cudnn_conv2d_fused(const ConvKey& key, const void* x, const void* w, const void* bias, void* y,
                         bool relu) {

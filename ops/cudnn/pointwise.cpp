@@ -113,14 +113,6 @@ bool describe(TensorDescriptor& d, DType t, const kernels::SoftmaxShape& s) {
 
 }  // namespace
 
-// The forward pass stays on Ember's kernel: on a row of all -inf (a fully masked row) cuDNN's
-// softmax gives 0 and its log_softmax -inf, where PyTorch's (and Ember's) give NaN (measured on
-// an H200, cuDNN 9.19). The backward passes are plain arithmetic on y and dy, and run on cuDNN.
-bool softmax_forward(cudnnHandle_t, bool, DType, const kernels::SoftmaxShape&, const void*,
-                     void*) {
-  return false;
-}
-
 bool softmax_backward(cudnnHandle_t h, bool log, DType t, const kernels::SoftmaxShape& s,
                       const void* y, const void* dy, void* dx) {
   TensorDescriptor d;

@@ -26,10 +26,9 @@ bool activation_backward(cudnnHandle_t h, int device, kernels::Activation a,
                          kernels::ActivationParams p, DType t, int64_t n, const void* s,
                          const void* dy, void* dx);
 
-// softmax / log_softmax over `s.dim` of an (outer, dim, inner) tensor (cuDNN's channel mode on
-// an outer x dim x inner x 1 tensor), the accurate (max-subtracting) algorithm.
-bool softmax_forward(cudnnHandle_t h, bool log, DType t, const kernels::SoftmaxShape& s,
-                     const void* x, void* y);
+// The gradient of softmax / log_softmax over `s.dim` of an (outer, dim, inner) tensor (cuDNN's
+// channel mode on an outer x dim x inner x 1 tensor). The forward pass is Ember's
+// (ops::run_softmax_forward).
 bool softmax_backward(cudnnHandle_t h, bool log, DType t, const kernels::SoftmaxShape& s,
                       const void* y, const void* dy, void* dx);
 
