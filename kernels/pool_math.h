@@ -1,6 +1,6 @@
 // The value of one pooling output, over one plane: the window loops that the CPU kernels
-// (kernels/cpu/pool2d.cpp) and the GPU kernels (kernels/cuda/pool2d.cu) both run, so the two devices
-// pick the same elements, in the same order, with the same divisors.
+// (kernels/cpu/pool2d.cpp) and the GPU kernels (kernels/cuda/pool2d.cu) both run, so the two
+// devices pick the same elements, in the same order, with the same divisors.
 //
 // xp points at a plane of s.h x s.w elements (row-major); (i, j) is an output position. Windows
 // follow PyTorch: output (i, j) covers rows i*sh - ph + a*dh (a < kh), columns alike, clipped to
@@ -36,24 +36,28 @@ struct PoolMax {
 
 // The first maximum of the window; a NaN wins and propagates, the last NaN giving the index (as
 // in PyTorch). A window wholly in the padding (possible with dilation) gives -inf and index -1.
-template <typename T, typename C = T>
-EMBER_HOST_DEVICE PoolMax<C> max_pool_at(const PoolShape& s, const T* xp, int64_t i, int64_t j) {
+// The positions are computed in I: int32_t where the GPU's caller has checked that the plane's
+// positions fit (a GPU divides and multiplies 64-bit integers in several instructions each).
+template <typename T, typename C = T, typename I = int64_t>
+EMBER_HOST_DEVICE PoolMax<C> max_pool_at(const PoolShape& s, const T* xp, I i, I j) {
+  const I h = I(s.h), w = I(s.w), kh = I(s.kh), kw = I(s.kw);
+  const I h0 = i * I(s.sh) - I(s.ph), w0 = j * I(s.sw) - I(s.pw), dh = I(s.dh), dw = I(s.dw);
   C best = -C(INFINITY);
-  int64_t at = -1;
-  for (int64_t a = 0; a < s.kh; ++a) {
-    const int64_t ih = i * s.sh - s.ph + a * s.dh;
-    if (ih < 0 || ih >= s.h) continue;
-    for (int64_t b = 0; b < s.kw; ++b) {
-      const int64_t iw = j * s.sw - s.pw + b * s.dw;
-      if (iw < 0 || iw >= s.w) continue;
-      const C v = C(xp[ih * s.w + iw]);
+  I at = -1;
+  for (I a = 0; a < kh; ++a) {
+    const I ih = h0 + a * dh;
+    if (ih < 0 || ih >= h) continue;
+    for (I b = 0; b < kw; ++b) {
+      const I iw = w0 + b * dw;
+      if (iw < 0 || iw >= w) continue;
+      const C v = C(xp[ih * w + iw]);
       if (at < 0 || v > best || v != v) {  // v != v: NaN
         best = v;
-        at = ih * s.w + iw;
+        at = ih * w + iw;
       }
     }
   }
-  return {best, at};
+  return {best, int64_t(at)};
 }
 
 // The clipped window [h0, h1) x [w0, w1) of average-pooling output (i, j) and its divisor:

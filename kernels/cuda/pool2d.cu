@@ -8,6 +8,8 @@
 #include "kernels/kernel_table.h"
 #include "kernels/pool_math.h"
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -18,13 +20,19 @@ using namespace detail;
 using pool_detail::max64;
 using pool_detail::min64;
 
-template <typename T>
+// Note [32-bit pooling positions]: a GPU has no 64-bit integer divide or multiply instruction;
+// each is a sequence of 32-bit ones (a divide, dozens). The max pooling forward computes a few
+// per output (its plane, row and column, then each tap's position), so where every position of
+// the input, the output and the grid's stride fits in 31 bits (I = int32_t; max_pool2d_fwd
+// checks), it computes them in 32 bits.
+template <typename T, typename I>
 __global__ void max_pool2d_fwd_kernel(PoolShape s, const T* __restrict__ x, T* __restrict__ y,
                                       int64_t* __restrict__ idx) {
-  const int64_t total = (s.n * s.c) * s.oh * s.ow;
-  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
-    const int64_t j = o % s.ow, i = (o / s.ow) % s.oh, p = o / (s.ow * s.oh);
-    const PoolMax<compute_t<T>> m = max_pool_at<T, compute_t<T>>(s, x + p * s.h * s.w, i, j);
+  const I ow = I(s.ow), oh = I(s.oh), plane = I(s.h * s.w);
+  const I total = I(s.n * s.c) * oh * ow;
+  for (I o = I(global_thread()); o < total; o += I(grid_threads())) {
+    const I q = o / ow, j = o - q * ow, p = q / oh, i = q - p * oh;
+    const PoolMax<compute_t<T>> m = max_pool_at<T, compute_t<T>, I>(s, x + p * plane, i, j);
     y[o] = narrow<T>(m.value);
     idx[o] = m.index;
   }
@@ -202,8 +210,13 @@ void max_pool2d_fwd(DType t, const PoolShape& s, const void* x, void* y, int64_t
     using T = decltype(z);
     const int64_t n = (s.n * s.c) * s.oh * s.ow;
     if (n == 0) return;
-    EMBER_LAUNCH(max_pool2d_fwd_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, s,
-                 static_cast<const T*>(x), static_cast<T*>(y), idx);
+    const unsigned blocks = blocks_for(n);
+    // Note [32-bit pooling positions]: the input's and output's positions, plus a grid stride.
+    const int64_t reach = std::max(s.n * s.c * s.h * s.w, n) + int64_t{blocks} * kBlock;
+    auto* kernel = reach <= std::numeric_limits<int32_t>::max() ? max_pool2d_fwd_kernel<T, int32_t>
+                                                                : max_pool2d_fwd_kernel<T, int64_t>;
+    EMBER_LAUNCH(kernel, dim3(blocks), dim3(kBlock), 0, stream, s, static_cast<const T*>(x),
+                 static_cast<T*>(y), idx);
   });
 }
 
