@@ -4,6 +4,7 @@
 //   copy         device-to-device memcpy, 256 MiB            the bandwidth ceiling
 //   add, relu, batch_norm (training forward), max_pool2d 3x3/2
 //                achieved bandwidth on >= 64 MiB tensors     vs the copy's               >= 0.7
+//                (relu and batch_norm once on Ember's kernel and once on cuDNN's, where it serves)
 //   conv ...     conv2d forward, algorithm implicit_gemm     vs cuDNN's fastest (FMA)    >= 0.5x
 //   f2x2/f4x4 ...  winograd_f2x2_3x3 / _f4x4_3x3 / _f2x2_3x3_fused forward
 //                                                            vs cuDNN's fastest Winograd >= 0.6x
@@ -29,6 +30,7 @@
 #include "ops/activation.h"
 #include "ops/batch_norm.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_cudnn.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/pool2d.h"
@@ -183,6 +185,34 @@ class Bench {
     }
   }
 
+  // A backend an op's rows run under: its preference and the rows' name suffix.
+  struct Backend {
+    ops::BackendPreference preference;
+    const char* suffix;
+  };
+  // Ember's kernels, and cuDNN's where it can serve (on cuda, cuDNN usable and on).
+  std::vector<Backend> backends() const {
+    std::vector<Backend> out{{ops::BackendPreference::prefer_ember, " (Ember)"}};
+    if (cuda_ && ops::cudnn_unusable_reason().empty() && ops::cudnn_enabled())
+      out.push_back({ops::BackendPreference::prefer_cudnn, " (cuDNN)"});
+    return out;
+  }
+  // Sets an op's backend preference for a scope.
+  class Preference {
+   public:
+    Preference(ops::CudnnOp op, ops::BackendPreference p)
+        : op_(op), saved_(ops::backend_preference(op)) {
+      ops::set_backend_preference(op, p);
+    }
+    ~Preference() { ops::set_backend_preference(op_, saved_); }
+    Preference(const Preference&) = delete;
+    Preference& operator=(const Preference&) = delete;
+
+   private:
+    ops::CudnnOp op_;
+    ops::BackendPreference saved_;
+  };
+
   void elementwise_rows() {
     // 16 Mi floats = 64 MiB per tensor; [32, 128, 64, 64] = 64 MiB for the NCHW ops.
     const int64_t n = o_.small ? (int64_t{1} << 16) : (int64_t{1} << 24);
@@ -195,22 +225,30 @@ class Bench {
       bandwidth(r, 3.0 * n * f, [&] { (void)ops::add(a, b); });
       check(r, rel_err(got.cpu(), ops::add(a.cpu(), b.cpu())), 1e-6);
     });
-    row("relu " + bytes_str(n * f), 0.7, [&](Row& r) {
-      const Tensor a = randn_on({n});
-      const Tensor got = ops::relu(a);
-      bandwidth(r, 2.0 * n * f, [&] { (void)ops::relu(a); });
-      check(r, rel_err(got.cpu(), ops::relu(a.cpu())), 0);
-    });
+    // relu and batch norm once on each backend that may run them on cuda (cuDNN's where it
+    // serves, Ember's kernel always), so that the table says which is faster, and by how much.
+    for (const Backend& be : backends()) {
+      const Preference pref(ops::CudnnOp::activation, be.preference);
+      row("relu " + bytes_str(n * f) + be.suffix, 0.7, [&](Row& r) {
+        const Tensor a = randn_on({n});
+        const Tensor got = ops::relu(a);
+        bandwidth(r, 2.0 * n * f, [&] { (void)ops::relu(a); });
+        check(r, rel_err(got.cpu(), ops::relu(a.cpu())), 0);
+      });
+    }
     // Two passes at the least: x read for the statistics, read again and y written.
-    row("batch_norm fwd train " + shape_str(img), 0.7, [&](Row& r) {
-      const Tensor x = randn_on(img), w = randn_on({img[1]}), b = randn_on({img[1]});
-      const auto bn = [&](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
-        return ops::batch_norm(xx, ww, bb, Tensor(), Tensor(), true, 0.1, 1e-5).out;
-      };
-      const Tensor got = bn(x, w, b);
-      bandwidth(r, 3.0 * img_bytes, [&] { (void)bn(x, w, b); });
-      check(r, rel_err(got.cpu(), bn(x.cpu(), w.cpu(), b.cpu())), 1e-4);
-    });
+    for (const Backend& be : backends()) {
+      const Preference pref(ops::CudnnOp::batch_norm, be.preference);
+      row("batch_norm fwd train " + shape_str(img) + be.suffix, 0.7, [&](Row& r) {
+        const Tensor x = randn_on(img), w = randn_on({img[1]}), b = randn_on({img[1]});
+        const auto bn = [&](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+          return ops::batch_norm(xx, ww, bb, Tensor(), Tensor(), true, 0.1, 1e-5).out;
+        };
+        const Tensor got = bn(x, w, b);
+        bandwidth(r, 3.0 * img_bytes, [&] { (void)bn(x, w, b); });
+        check(r, rel_err(got.cpu(), bn(x.cpu(), w.cpu(), b.cpu())), 1e-4);
+      });
+    }
     // Input read once; output and its int64 indices written.
     row("max_pool2d 3x3/2 " + shape_str(img), 0.7, [&](Row& r) {
       ops::MaxPool2dParams p;
