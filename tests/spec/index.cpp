@@ -305,6 +305,26 @@ TEST_CASE("gather and scatter_add_ along a contiguous last dim: rows in range, a
     ops::scatter_(y, 1, idx.to(dev), src.to(dev), true);
     check_result(y, dev, kFloat32, {rows, size}, want_sum, scaled_tolerance(kFloat32, len));
   });
+  // One index out of range inside a run (the cpu checks four at a time): the error names it, and
+  // every other position of the run is still added.
+  std::vector<int64_t> bad_iv(iv.begin(), iv.begin() + len);
+  bad_iv[10] = size + 3;
+  const Tensor bad_idx = from_vector(bad_iv, {1, len});
+  const Tensor src1 = random_tensor({1, len}, kFloat32, -1, 1, g);
+  const std::vector<double> s1 = src1.to_vector<double>();
+  std::vector<double> want1(size, 0.0);
+  for (int64_t j = 0; j < len; ++j)
+    if (j != 10) want1[wrap(bad_iv[j], size)] += s1[j];
+  const std::string names = "index " + std::to_string(size + 3) +
+                            " is out of bounds for dimension 1 with size " + std::to_string(size);
+  for_each_target([&](Device dev) {
+    check_message(message_of([&] { ops::gather(x.to(dev), 1, bad_idx.to(dev)); }),
+                  {"gather", names});
+    Tensor y = zeros({1, size}, {kFloat32, dev});
+    check_message(message_of([&] { ops::scatter_(y, 1, bad_idx.to(dev), src1.to(dev), true); }),
+                  {names});
+    check_result(y, dev, kFloat32, {1, size}, want1, scaled_tolerance(kFloat32, len));
+  });
 }
 
 TEST_CASE("repeated indices sum in position order: the same bits on every target") {
