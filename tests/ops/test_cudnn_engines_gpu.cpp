@@ -214,6 +214,41 @@ TEST_CASE("cudnn on cuda:0: the fused conv + bias + relu graph against float64")
   }
 }
 
+TEST_CASE("cudnn on cuda:0: a half conv2d with a bias; a forced engine refuses the bias") {
+  // Note [Half bias in one rounding]: unforced, cuDNN's fused conv + bias graph (within the half
+  // dtype's rounding of the float64 result; tests/spec/conv2d_half.cpp checks each element to
+  // 1 ulp); forced, a cuDNN engine refuses a bias with the reason, and runs without one.
+  for (DType t : {kFloat16, kBFloat16})
+    for (int i : {0, 2, 8}) {
+      const Case& c = kCases[i];
+      const ops::Conv2dParams p = params_of(c);
+      manual_seed(23);
+      const Tensor x = randn(c.x).to(t).to(kCuda0), w = randn(c.w).to(t).to(kCuda0),
+                   b = randn({c.w[0]}).to(t).to(kCuda0);
+      CAPTURE(t);
+      CAPTURE(i);
+      const Tensor x64 = x.to(kCPU).to(kFloat64), w64 = w.to(kCPU).to(kFloat64);
+      const Tensor want = ops::conv2d(x64, w64, b.to(kCPU).to(kFloat64), p);
+      const Tensor want_nobias = ops::conv2d(x64, w64, Tensor(), p);
+      const double u = t == kFloat16 ? 0x1p-11 : 0x1p-8;
+      CHECK(rel_error(ops::conv2d(x, w, b, p), want) <= u);
+      const ops::ConvKey key = ops::conv2d_key(ops::ConvDirection::forward, c.x, c.w, t, kCuda0, p);
+      int forced = 0;
+      for (const ops::ConvCandidate& cand : ops::explain_conv_algos(key).candidates) {
+        if (cand.backend != ops::ConvBackend::cudnn || !cand.supported || forced == 2) continue;
+        CAPTURE(cand.name);
+        ops::set_conv_algo(cand.name);
+        CHECK_THROWS_WITH_AS(ops::conv2d(x, w, b, p),
+                             doctest::Contains("adds its bias before its one rounding"),
+                             ops::ConvNotSupported);
+        CHECK(rel_error(ops::conv2d(x, w, Tensor(), p), want_nobias) <= 4 * u);
+        ops::set_conv_algo("");
+        ++forced;
+      }
+      CHECK(forced > 0);
+    }
+}
+
 TEST_CASE("cudnn on cuda:0: activations and softmax, forward and backward, against float64") {
   manual_seed(3);
   const Tensor x64 = ops::mul(randn({3, 5, 7, 11}, kFloat64), 3.0),
