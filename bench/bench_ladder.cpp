@@ -186,7 +186,8 @@ class Bench {
     };
     tc_rung("wmma: 64x64 tiles, plain loads", kernels::TcKernel::wmma);
     tc_rung("mma.sync + ldmatrix + cp.async x3", kernels::TcKernel::mma_sync);
-    l.skip("wgmma (sm_90a)", false, "not in Ember yet");
+    // sm_90a code: on other devices the rung shows the plan's reason instead of a rate.
+    tc_rung("wgmma m64n128k16 + cp.async x3", kernels::TcKernel::wgmma);
     if (cuda_ && ops::gpu_gemm_has_cublas()) {
       ops::set_gpu_gemm(ops::GpuGemm::cublas);
       l.rung(o_.device, o_.reps, "cuBLAS GemmEx (CUBLAS_COMPUTE_32F)", true, &out,

@@ -22,7 +22,25 @@ foreach(cu ${EMBER_CUDA_KERNELS})
   # file(CONFIGURE) rewrites the file only when its content changes: no needless rebuilds.
   file(CONFIGURE OUTPUT ${emu_cpp} CONTENT "#include \"${cu_rel}\"\n" @ONLY)
   target_sources(ember PRIVATE ${emu_cpp})
-  if(EMBER_HAVE_CUDA)
+  if(EMBER_HAVE_CUDA AND name STREQUAL "gemm_wgmma")
+    # wgmma exists only in sm_90a code, which runs on sm_90 devices only: this one kernel file is
+    # built for sm_90a alone, when the build targets sm_90 (kernels/cuda/gemm_wgmma.cu), and
+    # like the others otherwise (its kernel then empty, its plan refusing with the reason).
+    set(wgmma_archs ${CMAKE_CUDA_ARCHITECTURES})
+    list(FILTER wgmma_archs INCLUDE REGEX "^90")
+    if(wgmma_archs)
+      add_library(ember_wgmma OBJECT ${cu})
+      set_target_properties(ember_wgmma PROPERTIES CUDA_ARCHITECTURES 90a
+                                                   POSITION_INDEPENDENT_CODE ON)
+      target_compile_definitions(ember_wgmma PRIVATE EMBER_WGMMA_SM90A=1)
+      target_include_directories(ember_wgmma PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                                                     ${CMAKE_CURRENT_BINARY_DIR}/generated)
+      target_link_libraries(ember_wgmma PRIVATE CUDA::cudart $<BUILD_INTERFACE:ember_warnings>)
+      target_sources(ember PRIVATE $<TARGET_OBJECTS:ember_wgmma>)
+    else()
+      target_sources(ember PRIVATE ${cu})
+    endif()
+  elseif(EMBER_HAVE_CUDA)
     target_sources(ember PRIVATE ${cu})
   endif()
 endforeach()

@@ -67,16 +67,21 @@ struct GemmPlan {
 //             (base, leading dimension and batch strides multiples of 8 elements); otherwise the
 //             same pipeline filled by plain loads;
 //   cpu       the cpu's: the float32 product of widened copies (Eigen), then alpha, beta and the
-//             rounding of the others.
+//             rounding of the others;
+//   wgmma     (kernels/cuda/gemm_wgmma.cu) wgmma.mma_async m64n128k16 of two warpgroups reading
+//             both operands from shared memory through matrix descriptors, the stages filled by
+//             the same 3-stage cp.async pipeline (plain loads where it cannot copy), 128 x 128
+//             block tiles; sm_90a code, so on sm_90 GPUs only (never the emulator), and chosen
+//             by name only.
 // The entries: gemm_tc_batched(g, a, b, c, stream) runs gemm_tc_plan(g, a, b, c).
 // requires: g.in f16 or bf16, g.out f32, f16 or bf16; C not aliasing A or B; the kernel asked
 //           for (g.kernel) supported where it runs (gemm_tc_plan says; bf16 needs sm_80).
 // throws:   std::invalid_argument (GPU) or DTypeError (cpu) otherwise, with plan.why.
-enum class TcKernel : uint8_t { automatic, wmma, mma_sync, cpu };
+enum class TcKernel : uint8_t { automatic, wmma, mma_sync, cpu, wgmma };
 
-// "auto", "wmma", "mma_sync", "cpu".
+// "auto", "wmma", "mma_sync", "cpu", "wgmma".
 inline const char* tc_kernel_name(TcKernel k) {
-  const char* names[] = {"auto", "wmma", "mma_sync", "cpu"};
+  const char* names[] = {"auto", "wmma", "mma_sync", "cpu", "wgmma"};
   return names[static_cast<int>(k)];
 }
 

@@ -42,7 +42,8 @@ TcKernel tc_from_env() {
   if (!v || !*v || std::strcmp(v, "auto") == 0) return TcKernel::automatic;
   if (std::strcmp(v, "wmma") == 0) return TcKernel::wmma;
   if (std::strcmp(v, "mma_sync") == 0) return TcKernel::mma_sync;
-  EMBER_THROW(ValueError, "EMBER_GEMM_TC: expected wmma, mma_sync or auto, got '", v, "'");
+  if (std::strcmp(v, "wgmma") == 0) return TcKernel::wgmma;
+  EMBER_THROW(ValueError, "EMBER_GEMM_TC: expected wmma, mma_sync, wgmma or auto, got '", v, "'");
 }
 
 // Whether cuBLAS runs a product of `g`'s shape on `d` (cuda, cuBLAS chosen or automatic, and a
@@ -105,7 +106,7 @@ bool gemm_half(const char* op, const Tensor& a, const Tensor& b, const GemmShape
   if (d.is_gpu_like()) tc.kernel = tc_gemm();
   const kernels::KernelTable& k = kernels_for(d);
   const kernels::TcGemmPlan p = k.gemm_tc_plan(tc, a.data_ptr(), b.data_ptr(), out.data_ptr());
-  static std::atomic<bool> said[3][4] = {};  // [device type][kernel], under EMBER_LOG=select
+  static std::atomic<bool> said[3][5] = {};  // [device type][kernel], under EMBER_LOG=select
   const bool say =
       log_select() && !said[static_cast<int>(d.type)][static_cast<int>(p.kernel)].exchange(true);
   if (!p.supported) {
@@ -211,8 +212,9 @@ const char* gpu_gemm_name(GpuGemm g) {
 }
 
 void set_tc_gemm(TcKernel k) {
-  EMBER_CHECK_VALUE(k == TcKernel::automatic || k == TcKernel::wmma || k == TcKernel::mma_sync,
-                    "set_tc_gemm: expected automatic, wmma or mma_sync, got ",
+  EMBER_CHECK_VALUE(k == TcKernel::automatic || k == TcKernel::wmma || k == TcKernel::mma_sync ||
+                        k == TcKernel::wgmma,
+                    "set_tc_gemm: expected automatic, wmma, mma_sync or wgmma, got ",
                     kernels::tc_kernel_name(k));
   g_tc_api.store(static_cast<int>(k));
 }

@@ -36,11 +36,12 @@ bool gpu_gemm_has_cublas();
 const char* gpu_gemm_name(GpuGemm g);
 
 // Which Tensor Core kernel runs half products on cuda (when cuBLAS does not) and emu:
-// automatic (mma_sync), wmma or mma_sync (kernels/gemm_shape.h). EMBER_GEMM_TC=auto|wmma|mma_sync
-// in the environment sets the choice until set_tc_gemm is called. A kernel asked for by name
-// that cannot run a product (bfloat16 before sm_80) is an error; the automatic choice falls
-// back to the float32 product of widened copies, and says so under EMBER_LOG=select.
-// requires: k is automatic, wmma or mma_sync (ValueError otherwise).
+// automatic (mma_sync), wmma, mma_sync or wgmma (kernels/gemm_shape.h).
+// EMBER_GEMM_TC=auto|wmma|mma_sync|wgmma in the environment sets the choice until set_tc_gemm is
+// called. A kernel asked for by name that cannot run a product (bfloat16 before sm_80; wgmma
+// anywhere but an sm_90 GPU) is an error; the automatic choice falls back to the float32 product
+// of widened copies, and says so under EMBER_LOG=select.
+// requires: k is automatic, wmma, mma_sync or wgmma (ValueError otherwise).
 void set_tc_gemm(kernels::TcKernel k);
 // The current choice (from set_tc_gemm, else EMBER_GEMM_TC; ValueError for an unknown value).
 kernels::TcKernel tc_gemm();

@@ -1,7 +1,8 @@
 // Tensor Core GEMM on the GPU backends (kernels/gemm_shape.h, "Tensor Core GEMM"):
 // C = alpha * A x B + beta * C with float16 or bfloat16 operands and float32 accumulation.
 //
-// Two kernels, the rungs after the float32 SGEMM of kernels/cuda/gemm.cu:
+// Two kernels, the rungs after the float32 SGEMM of kernels/cuda/gemm.cu (the third, Hopper's
+// wgmma, is kernels/cuda/gemm_wgmma.cu; the plan below chooses among them):
 //
 // gemm_wmma_kernel, the plainest Tensor Core kernel: a 64 x 64 block tile, four warps of 32 x 32,
 // each warp four nvcuda::wmma 16 x 16 x 16 accumulators. Every step of 32 along K, the block
@@ -54,42 +55,9 @@ namespace ember::kernels::EMBER_KERNEL_NS {
 namespace {
 
 using namespace detail;
-
-// What both kernels take: the shape, the epilogue's scalars and C's dtype, how each operand is
-// loaded (mma only), and how many row tiles the grid's y walks with the batch.
-struct TcArgs {
-  GemmShape s;
-  float alpha = 1.0f, beta = 0.0f;
-  DType out = DType::f32;
-  bool a_async = false, b_async = false;
-  int64_t m_tiles = 0;
-};
-
-// C's element i = alpha * acc (+ beta * C's old value unless beta is 0), rounded to C's dtype.
-__device__ __forceinline__ void store_c(const TcArgs& g, void* c, int64_t i, float acc) {
-  float v = g.alpha * acc;
-  if (g.out == DType::f32) {
-    float* p = static_cast<float*>(c) + i;
-    if (g.beta != 0.0f) v += g.beta * *p;
-    *p = v;
-  } else if (g.out == DType::f16) {
-    __half* p = static_cast<__half*>(c) + i;
-    if (g.beta != 0.0f) v += g.beta * __half2float(*p);
-    *p = __float2half_rn(v);
-  } else {
-    __nv_bfloat16* p = static_cast<__nv_bfloat16*>(c) + i;
-    if (g.beta != 0.0f) v += g.beta * __bfloat162float(*p);
-    *p = __float2bfloat16_rn(v);
-  }
-}
-
-// The (batch item, row tile) pairs of this block, as gemm.cu's kernels walk them.
-template <typename F>
-__device__ __forceinline__ void for_each_item(const TcArgs& g, F&& f) {
-  const int64_t items = g.s.batch * g.m_tiles, stride = int64_t(gridDim.y) * gridDim.z;
-  for (int64_t item = int64_t(blockIdx.z) * gridDim.y + blockIdx.y; item < items; item += stride)
-    f(item / g.m_tiles, item % g.m_tiles);
-}
+using tc::TcArgs;
+using tc::for_each_item;
+using tc::store_c;
 
 // ---------------------------------------------------------------------------------------------
 // WMMA
@@ -241,6 +209,24 @@ TcGemmPlan plan(const TcGemm& g, const void* a, const void* b, TcArgs* args) {
     p.why = "gemm_tc: bfloat16 Tensor Cores need sm_80 or newer; this GPU has none (use float16)";
     return p;
   }
+  if (g.kernel == TcKernel::wgmma) {
+    if (!tc::wgmma_built()) {
+      p.why = EMBER_EMULATED ? "gemm_tc: wgmma is GPU-only (the emulator has no wgmma; it runs "
+                               "mma_sync)"
+                             : "gemm_tc: this build has no sm_90a code for wgmma (its CUDA "
+                               "architectures do not include 90)";
+      return p;
+    }
+    if (compute_capability() != 90) {
+      p.why = "gemm_tc: wgmma needs an sm_90 GPU (sm_90a code runs on compute capability 9.0 "
+              "only); use mma_sync";
+      return p;
+    }
+    if (max_shared_optin() < tc::WgmmaTile::kSharedBytes) {
+      p.why = "gemm_tc: wgmma's 96 KiB of shared memory per block exceed this GPU's limit";
+      return p;
+    }
+  }
   p.supported = true;
   p.kernel = g.kernel == TcKernel::automatic ? TcKernel::mma_sync : g.kernel;
   if (s.m == 0 || s.n == 0 || s.batch == 0) return p;  // nothing to run: the grid stays empty
@@ -249,6 +235,9 @@ TcGemmPlan plan(const TcGemm& g, const void* a, const void* b, TcArgs* args) {
   p.b_k_major = s.b_row == 1 && s.b_col != 1 && s.n > 1;
   if (p.kernel == TcKernel::wmma) {
     p.bm = p.bn = wm::kBM, p.bk = wm::kBK, p.stages = 1, p.threads = wm::kThreads;
+  } else if (p.kernel == TcKernel::wgmma) {
+    using W = tc::WgmmaTile;
+    p.bm = W::kBM, p.bn = W::kBN, p.bk = W::kBK, p.stages = W::kStages, p.threads = W::kThreads;
   } else {
     const bool big =
         s.n > 16 && tc::big_tile(s.m, s.n, s.batch,
@@ -258,6 +247,8 @@ TcGemmPlan plan(const TcGemm& g, const void* a, const void* b, TcArgs* args) {
     p.threads = big          ? tc::MmaTile<128>::kThreads
                 : p.bn == 16 ? tc::MmaTile<64, 16>::kThreads
                              : tc::MmaTile<64>::kThreads;
+  }
+  if (p.kernel != TcKernel::wmma) {  // which operands cp.async copies
     const bool a_unit = p.a_k_major ? s.a_col == 1 || s.k == 1 : true;
     const bool b_unit = p.b_k_major ? s.b_row == 1 || s.k == 1 : s.b_col == 1 || s.n == 1;
     p.a_async = a_unit && async_ok(a, p.a_k_major ? s.m : s.k, p.a_k_major ? s.a_row : s.a_col,
@@ -305,7 +296,9 @@ void launch(const TcGemmPlan& p, const TcArgs& args, const void* a, const void* 
             gpu::Stream stream) {
   const T* at = static_cast<const T*>(a);
   const T* bt = static_cast<const T*>(b);
-  if (p.kernel == TcKernel::wmma)
+  if (p.kernel == TcKernel::wgmma)
+    tc::gemm_wgmma(p, args, std::is_same_v<T, __half> ? DType::f16 : DType::bf16, a, b, c, stream);
+  else if (p.kernel == TcKernel::wmma)
     EMBER_LAUNCH(gemm_wmma_kernel<T>, dim3(p.grid[0], p.grid[1], p.grid[2]), dim3(wm::kThreads), 0,
                  stream, args, at, bt, c);
   else if (p.bm == 128)

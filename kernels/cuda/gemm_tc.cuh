@@ -13,6 +13,9 @@
 //       reduction index k0, zeros outside, K-major ([rows][kBK + skew]) or not ([kBK][rows +
 //       skew]); by cp.async (then the pipeline's waits cover them) or by plain stores;
 //   void store(int64_t i, int64_t j, float v) const;      C[i][j] = v, for i < m, j < n.
+// Also what the Tensor Core GEMM kernels (gemm_tc.cu's wmma and mma_sync, gemm_wgmma.cu's wgmma)
+// share: their arguments (TcArgs), the walk over (batch item, row tile) pairs and the epilogue's
+// store of one element.
 // Included by kernel files after kernels/cuda/compat.h.
 #pragma once
 
@@ -22,6 +25,7 @@
 #include "kernels/cuda/compat.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/tensor_core.cuh"
+#include "kernels/gemm_shape.h"
 
 namespace ember::kernels::EMBER_KERNEL_NS::tc {
 
@@ -34,6 +38,58 @@ constexpr bool kBf16TensorCores = true;
 #endif
 template <typename T>
 constexpr bool kHasTensorCores = std::is_same_v<T, __half> || kBf16TensorCores;
+
+// What the GEMM kernels (gemm_tc.cu's and gemm_wgmma.cu's) take: the shape, the epilogue's scalars and C's dtype, how each operand is
+// loaded (mma_sync and wgmma), and how many row tiles the grid's y walks with the batch.
+struct TcArgs {
+  GemmShape s;
+  float alpha = 1.0f, beta = 0.0f;
+  DType out = DType::f32;
+  bool a_async = false, b_async = false;
+  int64_t m_tiles = 0;
+};
+
+// C's element i = alpha * acc (+ beta * C's old value unless beta is 0), rounded to C's dtype.
+__device__ __forceinline__ void store_c(const TcArgs& g, void* c, int64_t i, float acc) {
+  float v = g.alpha * acc;
+  if (g.out == DType::f32) {
+    float* p = static_cast<float*>(c) + i;
+    if (g.beta != 0.0f) v += g.beta * *p;
+    *p = v;
+  } else if (g.out == DType::f16) {
+    __half* p = static_cast<__half*>(c) + i;
+    if (g.beta != 0.0f) v += g.beta * __half2float(*p);
+    *p = __float2half_rn(v);
+  } else {
+    __nv_bfloat16* p = static_cast<__nv_bfloat16*>(c) + i;
+    if (g.beta != 0.0f) v += g.beta * __bfloat162float(*p);
+    *p = __float2bfloat16_rn(v);
+  }
+}
+
+// The (batch item, row tile) pairs of this block, as gemm.cu's kernels walk them.
+template <typename F>
+__device__ __forceinline__ void for_each_item(const TcArgs& g, F&& f) {
+  const int64_t items = g.s.batch * g.m_tiles, stride = int64_t(gridDim.y) * gridDim.z;
+  for (int64_t item = int64_t(blockIdx.z) * gridDim.y + blockIdx.y; item < items; item += stride)
+    f(item / g.m_tiles, item % g.m_tiles);
+}
+
+// The wgmma kernel's block tile (kernels/cuda/gemm_wgmma.cu): 128 x 128 of C, two warpgroups of
+// 64 x 128, K in steps of 64 through kStages shared stages of both operands' tiles.
+struct WgmmaTile {
+  static constexpr int kBM = 128, kBN = 128, kBK = 64, kStages = 3, kThreads = 256;
+  static constexpr size_t kSharedBytes = size_t(kStages) * (kBM + kBN) * kBK * 2;
+};
+
+// Whether this build holds the wgmma kernel's sm_90a code (never on emu; on cuda when the build's
+// architectures include 90).
+bool wgmma_built();
+
+// Runs plan p (kernel wgmma, WgmmaTile, the operands' layouts and copies as p says) with operands
+// of dtype `in` (float16 or bfloat16). requires: wgmma_built() and an sm_90 device.
+void gemm_wgmma(const TcGemmPlan& p, const TcArgs& args, DType in, const void* a, const void* b,
+                void* c, gpu::Stream stream);
 
 // A BM x BN block tile: 128 x 128 (8 warps of 64 x 32), 64 x 64 (4 warps of 32 x 32) or, for
 // narrow products (N <= 16: a few filters or channels), 64 x 16 (2 warps of 32 x 16).

@@ -24,10 +24,13 @@
 //   bf16 (both shapes): sm_80+; sm_75 has no bf16 Tensor Cores and traps.
 //   ldmatrix: sm_75+.
 //   cp.async: sm_80+; sm_75 copies at once, and commit and wait do nothing.
-// Every function is a warp collective except the cp.async ones, which are per thread.
+//   wgmma (warpgroup MMA, its fences and matrix descriptors): sm_90a only, never emulated.
+// Every function is a warp collective except the cp.async ones, which are per thread (and
+// wgmma's, which are warpgroup collectives).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/compat.h"
 
@@ -228,11 +231,81 @@ __device__ __forceinline__ void cp_async_wait_all() {
 #endif
 }
 
+// --- wgmma: sm_90a only, no emulator version -----------------------------------------------
+// Hopper's warpgroup MMA (kernels/cuda/gemm_wgmma.cu says how it is used). These exist only in
+// nvcc's sm_90a device pass, where EMBER_HAS_WGMMA is 1; a kernel uses them under
+// `#if EMBER_HAS_WGMMA` and is empty elsewhere, so the emulator (which does not emulate
+// descriptors, the async proxy or warpgroups) never runs one: its plan refuses it.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define EMBER_HAS_WGMMA 1
+
+// The matrix descriptor of a tile at `smem`: its shared address, LBO and SBO (bytes), all in
+// units of 16 bytes; base offset 0 and no swizzle (bits 62-63 zero).
+__device__ __forceinline__ uint64_t wgmma_desc(const void* smem, uint32_t lbo, uint32_t sbo) {
+  const uint64_t addr = shared_address(smem);
+  return ((addr & 0x3FFFF) >> 4) | (uint64_t((lbo & 0x3FFFF) >> 4) << 16) |
+         (uint64_t((sbo & 0x3FFFF) >> 4) << 32);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Orders this thread's generic-proxy writes to shared memory (cp.async's included, once waited
+// for) before later async-proxy reads of it (wgmma's).
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Keeps the compiler from moving reads or writes of v across the point where it is named (the
+// accumulators belong to the Tensor Cores between an mma_async and its wait).
+__device__ __forceinline__ void fence_operand(float& v) {
+  asm volatile("" : "+f"(v)::"memory");
+}
+
+#define EMBER_WGMMA_D8(i)                                                                      \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define EMBER_WGMMA_M64N128K16(type)                                                            \
+  asm volatile(                                                                                 \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                              \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." type "." type " "                          \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "  \
+      "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "   \
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, "    \
+      "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "                                 \
+      "%64, %65, p, 1, 1, %67, %68;\n}\n"                                                       \
+      : EMBER_WGMMA_D8(0), EMBER_WGMMA_D8(8), EMBER_WGMMA_D8(16), EMBER_WGMMA_D8(24),           \
+        EMBER_WGMMA_D8(32), EMBER_WGMMA_D8(40), EMBER_WGMMA_D8(48), EMBER_WGMMA_D8(56)          \
+      : "l"(da), "l"(db), "r"(1), "n"(TransA ? 1 : 0), "n"(TransB ? 1 : 0))
+
+// d += A (64 x 16, descriptor da) x B (16 x 128, descriptor db), issued by the whole warpgroup;
+// TransA / TransB: the operand is MN-major.
+template <bool TransA, bool TransB, typename T>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same_v<T, __half>)
+    EMBER_WGMMA_M64N128K16("f16");
+  else
+    EMBER_WGMMA_M64N128K16("bf16");
+}
+#undef EMBER_WGMMA_M64N128K16
+#undef EMBER_WGMMA_D8
+#else
+#define EMBER_HAS_WGMMA 0
+#endif
+
 }  // namespace ember::kernels::EMBER_KERNEL_NS
 
 #undef EMBER_TC_ARCH
 
 #else  // the SIMT emulator: the same functions, each passing its call site to the reports
+
+#define EMBER_HAS_WGMMA 0  // wgmma has no emulator version (above)
 
 namespace ember::kernels::EMBER_KERNEL_NS {
 

@@ -197,8 +197,9 @@ void init_runtime(pb::module_& m) {
       return ops::set_tc_gemm(kernels::TcKernel::automatic);
     if (name == "wmma") return ops::set_tc_gemm(kernels::TcKernel::wmma);
     if (name == "mma_sync") return ops::set_tc_gemm(kernels::TcKernel::mma_sync);
+    if (name == "wgmma") return ops::set_tc_gemm(kernels::TcKernel::wgmma);
     EMBER_THROW(ValueError, "set_tc_gemm: unknown kernel '", name,
-                "': expected 'auto', 'wmma' or 'mma_sync'");
+                "': expected 'auto', 'wmma', 'mma_sync' or 'wgmma'");
   });
   // The ranking of every algorithm for one convolution, as PyTorch's shapes describe it.
   m.def(

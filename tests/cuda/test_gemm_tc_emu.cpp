@@ -228,6 +228,67 @@ TEST_CASE("gemm_tc with more row tiles and batch items than a grid dim holds") {
   }
 }
 
+// wgmma (kernels/cuda/gemm_wgmma.cu) is sm_90a code: on an sm_90 GPU it runs every dtype,
+// layout (cp.async and plain loads), odd size, batch and beta; everywhere else (the emulator,
+// other GPUs, builds without sm_90) asking for it is refused with the reason.
+TEST_CASE("gemm_tc wgmma on an sm_90 GPU, refused with the reason elsewhere") {
+  std::mt19937 g(fresh_seed());
+  const Device dev = emu();
+  const auto& table = kernels_for(dev);
+  const Tensor p0 = operand({8, 8}, kFloat16, false, false, dev, g);
+  const TcGemm probe = gemm_of(p0, p0, kFloat32, 1, 0, TcKernel::wgmma);
+  const TcGemmPlan pp = table.gemm_tc_plan(probe, p0.data_ptr(), p0.data_ptr(), nullptr);
+  if (!pp.supported) {
+    const std::string why = pp.why;
+    CAPTURE(why);
+    CHECK(why.find("wgmma") != std::string::npos);
+    if (!EMBER_TEST_DEVICE_CUDA) CHECK(why.find("GPU-only") != std::string::npos);
+    Tensor c = empty({8, 8}, {kFloat32, dev});
+    CHECK_THROWS_AS(table.gemm_tc_batched(probe, p0.data_ptr(), p0.data_ptr(), c.data_ptr(),
+                                          gpu::current_stream(dev)),
+                    std::invalid_argument);
+    if (EMBER_TEST_DEVICE_CUDA) MESSAGE("wgmma not run on this GPU: ", why);
+    return;
+  }
+  CHECK(pp.bm == 128);
+  CHECK(pp.bn == 128);
+  for (DType in : {kFloat16, kBFloat16}) {
+    for (DType out : {kFloat32, kFloat16, kBFloat16}) {
+      for (int form = 0; form < 16; ++form) {
+        const bool ta = form & 1, tb = form & 2, oa = form & 4, ob = form & 8;
+        CAPTURE(form);
+        // Partial tiles everywhere; several K stages (more than the pipeline holds); one row,
+        // one column; whole 128 x 128 tiles.
+        for (const Mnk& s : {Mnk{37, 45, 70}, Mnk{300, 260, 456}, Mnk{1, 9, 1}, Mnk{17, 1, 8},
+                             Mnk{128, 128, 64}}) {
+          const Tensor a = operand({s.m, s.k}, in, ta, oa, dev, g);
+          const Tensor b = operand({s.k, s.n}, in, tb, ob, dev, g);
+          const float alpha = form == 3 ? -0.5f : 1.0f, beta = form == 1 ? 0.75f : 0.0f;
+          const TcGemm gm = gemm_of(a, b, out, alpha, beta, TcKernel::wgmma);
+          if (s.m == 300) {
+            const TcGemmPlan p = table.gemm_tc_plan(gm, a.data_ptr(), b.data_ptr(), nullptr);
+            CHECK(p.kernel == TcKernel::wgmma);
+            CHECK(p.a_k_major == !ta);
+            CHECK(p.b_k_major == tb);
+            CHECK(p.a_async == !oa);
+            CHECK(p.b_async == !ob);
+          }
+          check_gemm(dev, gm, a, b, old_c({s.m, s.n}, out, beta, dev, g));
+        }
+      }
+    }
+  }
+  // Batches with a broadcast operand, beta reading C; K = 0.
+  const Tensor a3 = operand({3, 133, 72}, kBFloat16, true, false, dev, g);
+  const Tensor b3 = operand({1, 72, 140}, kBFloat16, false, false, dev, g).expand({3, 72, 140});
+  check_gemm(dev, gemm_of(a3, b3, kFloat16, 2, -1, TcKernel::wgmma), a3, b3,
+             old_c({3, 133, 140}, kFloat16, -1, dev, g));
+  const Tensor a0 = operand({5, 0}, kFloat16, false, false, dev, g);
+  const Tensor b0 = operand({0, 7}, kFloat16, false, false, dev, g);
+  check_gemm(dev, gemm_of(a0, b0, kFloat32, 1, 0.5f, TcKernel::wgmma), a0, b0,
+             old_c({5, 7}, kFloat32, 0.5f, dev, g));
+}
+
 TEST_CASE("gemm_tc on the cpu: the float32 product of widened copies, alpha and beta") {
   std::mt19937 g(fresh_seed());
   const Device cpu = kCPU;
