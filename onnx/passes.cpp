@@ -227,6 +227,15 @@ void pack_conv_filters(Graph& g, Device device) {
     if ((w.dim() != 3 && w.dim() != 4) || p.groups < 1 || w.size(0) == 0 ||
         w.size(0) % p.groups != 0)
       continue;
+    // The stride chooses the layout (the filters in lanes for strided layers): packed for the
+    // stride the run will use. One the run reads otherwise (a malformed attribute) only costs a
+    // packing per call, never a wrong result.
+    auto strides = node.attrs.find("strides");
+    if (strides != node.attrs.end() && strides->second.kind == Attr::Kind::ints) {
+      const std::vector<int64_t>& st = strides->second.ints;
+      if (w.dim() == 4 && st.size() == 2 && st[0] > 0 && st[1] > 0) p.stride = {st[0], st[1]};
+      if (w.dim() == 3 && st.size() == 1 && st[0] > 0) p.stride = {1, st[0]};
+    }
     auto packed = ops::pack_conv2d_filters(w.dim() == 3 ? unsqueeze(w, 2) : w, p);
     if (packed.data.defined())
       node.packed_filters = std::make_shared<const ops::PackedConv2dFilters>(std::move(packed));

@@ -237,18 +237,23 @@ PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p) 
   out.groups = p.groups;
   const char* isa = kernels::cpu::conv2d_implicit_gemm_isa();
   if (!w.device().is_cpu() || w.dtype() != kFloat32 || isa == nullptr) return out;
-  kernels::ConvShape s;  // the filters' geometry: what the packing reads
+  // The filters' geometry, and the stride, padding and dilation: what the packing reads (the
+  // layout depends on them, Note [Filters in lanes] in kernels/cpu/conv2d_implicit_gemm.cpp).
+  kernels::ConvShape s;
   s.n = 1;
   s.k = w.size(0);
   s.c = w.size(1) * p.groups;
   s.r = w.size(2);
   s.s = w.size(3);
   s.groups = p.groups;
+  s.stride_h = p.stride[0], s.stride_w = p.stride[1];
+  s.pad_h = p.padding[0], s.pad_w = p.padding[1];
+  s.dil_h = p.dilation[0], s.dil_w = p.dilation[1];
   const Tensor wc = w.contiguous();
   out.data = empty({kernels::cpu::conv2d_implicit_gemm_packed_filter_elems(s)}, {kFloat32, kCPU});
   kernels::cpu::conv2d_implicit_gemm_pack_filters(s, wc.data_ptr(),
                                                   static_cast<float*>(out.data.data_ptr()));
-  out.isa = isa;
+  out.isa = kernels::cpu::conv2d_implicit_gemm_packed_layout(s);
   return out;
 }
 

@@ -40,10 +40,12 @@ ConvKey conv2d_key(ConvDirection direction, const Shape& x_shape, const Shape& w
 // (inference: the ONNX runtime packs each Conv's at load), so that a call does not pack them
 // again (at batch 1 a tenth of a 3x3 layer's time). `data` is undefined where there is nothing
 // to pack (w not float32 on the cpu, or a CPU without the micro-kernels); a forward under other
-// micro-kernels (EMBER_CPU_ISA changed since) packs w as usual.
+// micro-kernels (EMBER_CPU_ISA changed since), or whose stride asks for another layout than p's,
+// packs w as usual.
 struct PackedConv2dFilters {
   Tensor data;      // float32, on the cpu
-  std::string isa;  // the micro-kernels they are packed for ("avx2", "avx512")
+  std::string isa;  // the micro-kernels and layout they are packed for ("avx2", "avx512",
+                    // "avx512-lanes": conv2d_implicit_gemm_packed_layout)
   Shape w_shape;    // of the filters packed, and their groups
   int64_t groups = 1;
 };

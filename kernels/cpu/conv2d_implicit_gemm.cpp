@@ -126,6 +126,39 @@ using namespace implicit_gemm;
 
 namespace {
 
+// Note [Filters in lanes]: where the implicit GEMM would gather panels (Note [Panel packing]):
+// strided layers, and at stride 1 the images with no copy layout (rows not a multiple of 16
+// wide and OH * OW not a multiple of 16), the forward of a 3x3 (any R x S but 1x1) layer of
+// 32k filters instead puts 32 filters in the lanes of two vectors, as ONNX Runtime's NCHWc
+// kernels do with their channel blocks. Each thread makes a zero-padded copy of its image (C planes of lane_rows x
+// lane_cols), and a tile of up to kLanePixels output columns of one output row multiplies, for
+// each tap, the tap's 32 filter values (one packed row) by each column's input value broadcast
+// from the copy: the stride is only the distance between the broadcast reads, so a strided layer
+// costs no more than one at stride 1. The tile is transposed into the output's filter rows as it
+// is stored. Faster than the panels on strided 3x3 layers and on stride-1 rows of 14, not on 1x1
+// strided layers nor flat 8 x 8 copies (docs/conv.md, "Filters in lanes"). The packed filters'
+// layout follows this choice (conv2d_implicit_gemm_packed_layout). AVX-512 only (docs/conv.md).
+bool lanes_path(const Ukernels& uk, const ConvShape& s) {
+  return uk.fwd_lanes != nullptr && s.groups == 1 && s.k % uk.lane_filters == 0 &&
+         s.r * s.s > 1 && s.pad_h >= 0 && s.pad_w >= 0 && (s.stride_w == 1 || s.stride_w == 2) &&
+         !image_layout(s).ok;
+}
+// The name of the packed filters' layout (conv2d_implicit_gemm_packed_layout).
+const char* packed_layout(const Ukernels& uk, const ConvShape& s) {
+  if (!lanes_path(uk, s)) return uk.isa;
+  return std::strcmp(uk.isa, "avx512") == 0 ? "avx512-lanes" : "avx2-lanes";
+}
+// The rows and columns of the copy: as far as the taps of the last output reach.
+int64_t lane_rows(const ConvShape& s) {
+  return (s.oh - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1;
+}
+int64_t lane_cols(const ConvShape& s) {
+  return (s.ow - 1) * s.stride_w + (s.s - 1) * s.dil_w + 1;
+}
+int64_t lane_image_elems(const ConvShape& s) {
+  return round_up(s.c * lane_rows(s) * lane_cols(s), kAlign);
+}
+
 // Workspace in floats for `nw` threads.
 int64_t fwd_worker_elems(const ConvShape& s) {
   return image_path(s) ? image_layout(s).elems(s) : round_up(taps(s) * kNr, kAlign);
@@ -225,8 +258,10 @@ int64_t strided_data_elems(const Ukernels& uk, const ConvShape& s, int64_t nw) {
 
 int64_t elems(const Ukernels& uk, const ConvShape& s, ConvDirection pass, int64_t nw) {
   switch (pass) {
-    case ConvDirection::forward:
-      return fwd_elems(uk, s, nw);
+    case ConvDirection::forward:  // the filters in lanes: as many filters (K a multiple of
+                                  // lane_filters, so of mr) and an image copy per thread
+      return lanes_path(uk, s) ? filter_elems(uk, s) + nw * lane_image_elems(s)
+                               : fwd_elems(uk, s, nw);
     case ConvDirection::backward_data:
       return unit_stride(s) ? fwd_elems(uk, transposed_shape(s), nw)
                             : strided_data_elems(uk, s, nw);
@@ -532,6 +567,82 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   run_workers(nw, worker);
 }
 
+// Packs the filters for fwd_lanes: block b (lane_filters filters), tap t, filter f at
+// ap[(b * d + t) * lane_filters + f].
+void pack_filter_lanes(const Ukernels& uk, const ConvShape& s, const float* w, float* ap) {
+  const int64_t d = taps(s), kb = uk.lane_filters;
+  for (int64_t b = 0; b < s.k / kb; ++b) {  // written in order, read as kb streams
+    for (int64_t t = 0; t < d; ++t)
+      for (int64_t f = 0; f < kb; ++f) ap[(b * d + t) * kb + f] = w[(b * kb + f) * d + t];
+  }
+}
+
+// Channels [c0, c1) of image n of x into its zero-padded copy at buf (Note [Filters in lanes]).
+void fill_lane_image(const ConvShape& s, const float* x, int64_t n, float* buf, int64_t c0,
+                     int64_t c1) {
+  const int64_t rows = lane_rows(s), cols = lane_cols(s);
+  const int64_t w = std::min(s.w, cols - s.pad_w);
+  for (int64_t c = c0; c < c1; ++c) {
+    float* plane = buf + c * rows * cols;
+    std::fill(plane, plane + rows * cols, 0.0f);
+    if (w <= 0) continue;
+    for (int64_t ih = 0; ih < s.h && s.pad_h + ih < rows; ++ih)
+      std::memcpy(plane + (s.pad_h + ih) * cols + s.pad_w, x + ((n * s.c + c) * s.h + ih) * s.w,
+                  sizeof(float) * w);
+  }
+}
+
+// y = conv(x) with the filters in lanes (Note [Filters in lanes]), packed at `ap`, over `nw`
+// threads with image copies at `bufs`; y is written through `ep`. A batch of at least one image
+// per thread: each thread owns a run of images. A smaller one: one shared copy at a time, its
+// channels filled by all threads, then its tiles split between them.
+void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
+               const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
+  const int64_t d = taps(s), kb = uk.lane_filters, p = s.oh * s.ow, cols = lane_cols(s);
+  const int64_t plane = lane_rows(s) * cols, tw = uk.lane_pixels, segs = (s.ow + tw - 1) / tw;
+  const int64_t tiles = s.k / kb * s.oh * segs;
+  if (tiles == 0) return;
+  std::vector<int64_t> off(d);
+  for (int64_t c = 0, t = 0; c < s.c; ++c)
+    for (int64_t r = 0; r < s.r; ++r)
+      for (int64_t q = 0; q < s.s; ++q) off[t++] = c * plane + r * s.dil_h * cols + q * s.dil_w;
+  std::vector<float> zeros(kb, 0.0f);
+  // Tiles [i0, i1) of image n from its copy xp: filter block, then output row, then columns.
+  auto run_tiles = [&](const float* xp, int64_t n, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t b = i / (s.oh * segs), oh = i / segs % s.oh, ow = i % segs * tw;
+      const int64_t np = std::min(tw, s.ow - ow), at = (n * s.k + b * kb) * p + oh * s.ow + ow;
+      uk.fwd_lanes(d, ap + b * d * kb, off.data(), xp + oh * s.stride_h * cols + ow * s.stride_w,
+                   s.stride_w, np, bias ? bias + b * kb : zeros.data(), ep.bounds, y + at, p);
+      if (ep.z != nullptr)
+        for (int64_t f = 0; f < kb; ++f) ep.row(y, at + f * p, y + at + f * p, np);
+    }
+  };
+  const int64_t per = lane_image_elems(s);
+  if (s.n >= nw) {
+    run_workers(nw, [&](int64_t wk) {
+      float* buf = bufs + wk * per;
+      for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
+        fill_lane_image(s, x, n, buf, 0, s.c);
+        run_tiles(buf, n, 0, tiles);
+      }
+    });
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(nw)) if (nw > 1)
+  {
+    const int64_t nt = omp_get_num_threads(), wk = omp_get_thread_num();
+    for (int64_t n = 0; n < s.n; ++n) {
+      fill_lane_image(s, x, n, bufs, s.c * wk / nt, s.c * (wk + 1) / nt);
+#pragma omp barrier
+      run_tiles(bufs, n, tiles * wk / nt, tiles * (wk + 1) / nt);
+      if (n + 1 < s.n) {
+#pragma omp barrier
+      }
+    }
+  }
+}
+
 void bwd_data_strided(const Ukernels& uk, const ConvShape& s, const float* dy, const float* w,
                       float* dx, void* workspace, int64_t nw) {
   const std::vector<DataClass> classes = data_classes(s);
@@ -589,7 +700,8 @@ double work(const Ukernels& uk, const ConvShape& s, ConvDirection pass) {
   const double d = double(taps(t));
   const double kpad = double(kg - tail + (tail ? round_up(tail, uk.tail_step) : 0));
   // Per column: copied once (Note [Padded images]), or gathered per tap.
-  const double gather = image_layout(t).ok ? d / 16.0 : d;
+  const bool lanes = pass == ConvDirection::forward && lanes_path(uk, t);
+  const double gather = image_layout(t).ok || lanes ? d / 16.0 : d;
   // The whole panels' multiply-adds and gathers, and the filters packed (one unit per value);
   // the threads share both.
   const double packed = double(t.groups * round_up(kg, uk.mr)) * d;
@@ -635,11 +747,13 @@ void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x_v, const
   const int64_t nw = threads_within(uk, s, ConvDirection::forward, workspace_bytes);
   float* filters = static_cast<float*>(workspace);
   float* bufs = filters + filter_elems(uk, s);
-  const bool prepacked =
-      packed != nullptr && packed_isa != nullptr && std::strcmp(packed_isa, uk.isa) == 0;
-  if (!prepacked) pack_filter_rows(uk.mr, s, w, filters);
+  const bool prepacked = packed != nullptr && packed_isa != nullptr &&
+                         std::strcmp(packed_isa, packed_layout(uk, s)) == 0;
+  const bool lanes = lanes_path(uk, s);
+  if (!prepacked) lanes ? pack_filter_lanes(uk, s, w, filters) : pack_filter_rows(uk.mr, s, w, filters);
   const float* ap = prepacked ? packed : filters;
   const Epilogue ep(clamp, residual);
+  if (lanes) return fwd_lanes(uk, s, x, ap, bias, y, bufs, nw, ep);
   if (image_layout(s).ok) return fwd_padded(uk, s, x, ap, bias, y, bufs, nw, ep);
   fwd_panels(uk, s, x, ap, bias, y, bufs, nw, ep);
 }
@@ -648,8 +762,14 @@ int64_t conv2d_implicit_gemm_packed_filter_elems(const ConvShape& s) {
   return filter_elems(ukernels_or_throw(), s);
 }
 
+const char* conv2d_implicit_gemm_packed_layout(const ConvShape& s) {
+  return packed_layout(ukernels_or_throw(), s);
+}
+
 void conv2d_implicit_gemm_pack_filters(const ConvShape& s, const void* w, float* packed) {
-  pack_filter_rows(ukernels_or_throw().mr, s, static_cast<const float*>(w), packed);
+  const Ukernels& uk = ukernels_or_throw();
+  if (lanes_path(uk, s)) return pack_filter_lanes(uk, s, static_cast<const float*>(w), packed);
+  pack_filter_rows(uk.mr, s, static_cast<const float*>(w), packed);
 }
 
 void conv2d_bwd_data_implicit_gemm(DType, const ConvShape& s, const void* dy_v, const void* w_v,

@@ -50,9 +50,9 @@ double conv2d_implicit_gemm_work(const ConvShape& s, ConvDirection pass);
 // `clamp` is not null: ops::conv2d_bias_clamp on the cpu. With `residual` (y's shape,
 // contiguous, not overlapping y), y = clamp(conv + bias + residual): ops::conv2d_bias_add_clamp;
 // no clamp then is none. Requires and throws as the forward.
-// `packed`, when not null, is w as conv2d_implicit_gemm_pack_filters packed it under the
-// micro-kernels named `packed_isa`: used instead of packing w again, where those are the ones
-// in use (else w is packed as usual).
+// `packed`, when not null, is w as conv2d_implicit_gemm_pack_filters packed it in the layout
+// named `packed_isa` (conv2d_implicit_gemm_packed_layout): used instead of packing w again where
+// that is this call's layout (else w is packed as usual).
 void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x, const void* w,
                                       const void* bias, void* y, void* workspace,
                                       size_t workspace_bytes, const OutputClamp* clamp,
@@ -62,10 +62,16 @@ void conv2d_fwd_implicit_gemm_clamped(const ConvShape& s, const void* x, const v
 
 // The forward's filters packed once, for weights that do not change (the ONNX runtime's
 // convolutions): what the forward otherwise packs into its workspace on every call. The size
-// depends on s's filters only (k, c, r, s, groups), not on n, h, w or padding; the layout on the
-// micro-kernels in use, whose name conv2d_implicit_gemm_isa() gives. Throws as the forward.
+// depends on s's filters only (k, c, r, s, groups), not on n, h or w; the layout on the
+// micro-kernels in use, whose name conv2d_implicit_gemm_isa() gives, and on the stride, padding
+// and dilation (which choose the filters-in-lanes layout, Note [Filters in lanes]), so s carries
+// the convolution's. Throws as the forward.
 int64_t conv2d_implicit_gemm_packed_filter_elems(const ConvShape& s);
 void conv2d_implicit_gemm_pack_filters(const ConvShape& s, const void* w, float* packed);
+// The name of the layout conv2d_implicit_gemm_pack_filters gives s's filters: the micro-kernels'
+// ("avx512", "avx2"), or "avx512-lanes" for the filters in lanes. The forward reads `packed` only
+// when packed_isa is this name for its own shape.
+const char* conv2d_implicit_gemm_packed_layout(const ConvShape& s);
 
 // The micro-kernels the next call would use: "avx512", "avx2", or null where there are none.
 // Throws as cpu_isa() (a bad EMBER_CPU_ISA).

@@ -353,6 +353,9 @@ extern const Ukernels kAvx2Ukernels = {"avx2",
                                        bwd_filter_panel,
                                        transpose_dy,
                                        kernel_bwd_filter_lanes,
-                                       sum_lanes};
+                                       sum_lanes,
+                                       nullptr,
+                                       0,
+                                       0};
 
 }  // namespace ember::kernels::cpu::implicit_gemm

@@ -334,6 +334,52 @@ float sum_lanes(const float* v) {
 }
 #pragma GCC diagnostic pop
 
+// Filters in lanes: 32 filters (two vectors) x NP output columns NP * ST floats apart, each
+// tap's filter values loaded once and multiplied by every column's broadcast input value; the
+// accumulators (one column each) are transposed through a tile into c's filter rows.
+template <int NP, int ST>
+void lanes_tile(int64_t d, const float* a, const int64_t* off, const float* x0, const float* bias,
+                const float* bounds, float* c, int64_t ldc) {
+  __m512 acc[2][NP];
+  const __m512 bias0 = _mm512_loadu_ps(bias), bias1 = _mm512_loadu_ps(bias + 16);
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) acc[0][j] = bias0, acc[1][j] = bias1;
+  for (int64_t t = 0; t < d; ++t) {
+    const float* xt = x0 + off[t];
+    const __m512 w0 = _mm512_loadu_ps(a), w1 = _mm512_loadu_ps(a + 16);
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) {
+      const __m512 xj = _mm512_set1_ps(xt[j * ST]);
+      acc[0][j] = _mm512_fmadd_ps(w0, xj, acc[0][j]);
+      acc[1][j] = _mm512_fmadd_ps(w1, xj, acc[1][j]);
+    }
+    a += 32;
+  }
+  alignas(64) float tile[NP][32];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    _mm512_store_ps(tile[j], bounded(acc[0][j], bounds));
+    _mm512_store_ps(tile[j] + 16, bounded(acc[1][j], bounds));
+  }
+  for (int f = 0; f < 32; ++f)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) c[f * ldc + j] = tile[j][f];
+}
+
+using LanesTile = void (*)(int64_t, const float*, const int64_t*, const float*, const float*,
+                           const float*, float*, int64_t);
+template <int ST>
+constexpr LanesTile kLanesTiles[kLanePixels] = {lanes_tile<1, ST>, lanes_tile<2, ST>,
+                                                lanes_tile<3, ST>, lanes_tile<4, ST>,
+                                                lanes_tile<5, ST>, lanes_tile<6, ST>,
+                                                lanes_tile<7, ST>, lanes_tile<8, ST>};
+
+void kernel_fwd_lanes(int64_t d, const float* a, const int64_t* off, const float* x0,
+                      int64_t stride, int64_t np, const float* bias, const float* bounds, float* c,
+                      int64_t ldc) {
+  (stride == 1 ? kLanesTiles<1> : kLanesTiles<2>)[np - 1](d, a, off, x0, bias, bounds, c, ldc);
+}
+
 }  // namespace
 
 extern const Ukernels kAvx512Ukernels = {"avx512",
@@ -348,6 +394,9 @@ extern const Ukernels kAvx512Ukernels = {"avx512",
                                          bwd_filter_panel,
                                          transpose_dy,
                                          kernel_bwd_filter_lanes,
-                                         sum_lanes};
+                                         sum_lanes,
+                                         kernel_fwd_lanes,
+                                         32,
+                                         kLanePixels};
 
 }  // namespace ember::kernels::cpu::implicit_gemm

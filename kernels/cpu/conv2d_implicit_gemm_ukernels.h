@@ -24,6 +24,7 @@ constexpr int64_t kNr = 32;      // columns per panel
 constexpr int64_t kTapPad = 24;  // backward-filter tiles are a divisor of 24 taps high
 constexpr int64_t kMaxMr = 8;    // the most filters any forward tile has
 constexpr int64_t kMaxLaneK = 4, kMaxLaneT = 6;  // the largest column-lanes tile
+constexpr int64_t kLanePixels = 8;  // the most output columns of an AVX-512 filters-in-lanes tile
 
 // Columns [dst, dst + len) of a panel: image n, output row oh, output columns [ow, ow + len).
 struct Run {
@@ -72,6 +73,15 @@ struct Ukernels {
                            const float* const* dyr, float* acc);
   // The sum of one accumulator's `lanes` floats at v.
   float (*sum_lanes)(const float* v);
+  // Filters in lanes (Note [Filters in lanes] in conv2d_implicit_gemm.cpp): c[f * ldc + j] =
+  // bias[f] + sum over taps t of a[t * lane_filters + f] * x0[off[t] + j * stride], for the
+  // lane_filters filters f of a block and 1 <= np <= lane_pixels output columns j (stride 1 or
+  // 2), clamped to `bounds` as fwd. Null (lane_filters and lane_pixels 0) where the instruction
+  // set has none.
+  void (*fwd_lanes)(int64_t d, const float* a, const int64_t* off, const float* x0,
+                    int64_t stride, int64_t np, const float* bias, const float* bounds, float* c,
+                    int64_t ldc);
+  int64_t lane_filters, lane_pixels;
 };
 
 // The tables: data, so that naming one runs no code. Call through one only where the CPU has its

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/cpu/conv2d_implicit_gemm.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "op_test_util.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_algo.h"
@@ -357,6 +358,12 @@ TEST_CASE("conv2d: filters packed once give the same outputs as packed per call"
         ops::pack_conv2d_filters(w2, conv_params(1, 1, 0, 0, 1, 1, 1));
     CHECK_THROWS_WITH_AS(ops::conv2d_bias_relu(x, w, b, p, &wrong),
                          doctest::Contains("packed filters are of shape"), ValueError);
+    // Packed for another stride (a layout of its own where it takes the filters in lanes): w
+    // is packed as usual.
+    const ops::PackedConv2dFilters strided =
+        ops::pack_conv2d_filters(w, conv_params(2, 2, cs.r / 2, cs.r / 2, 1, 1, cs.groups));
+    CHECK(ops::conv2d_bias_relu(x, w, b, p, &strided).to_vector<float>() ==
+          ops::conv2d_bias_relu(x, w, b, p).to_vector<float>());
   }
   // Nothing to pack off the cpu's float32; bad weights are errors.
   CHECK_FALSE(ops::pack_conv2d_filters(ones({4, 2, 3, 3}, kFloat64), {}).data.defined());
@@ -409,5 +416,81 @@ TEST_CASE("conv2d: threads sharing each image of a batch smaller than the thread
     }
     check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0), kCPU, want,
                      abs_sum, kFloat32);
+  }
+}
+
+TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharing images") {
+  // The forward with 32 filters in the AVX-512 vector lanes (Note [Filters in lanes] in
+  // kernels/cpu/conv2d_implicit_gemm.cpp), and the panels it replaces under AVX2, under each
+  // instruction set this CPU has:
+  // stride 2 in both dims or in rows only, a stride-1 image with no copy layout, output rows
+  // of 7, 10, 14 and 16 columns (whole tiles and a remainder), dilation, padding 0 and 2,
+  // batches of 1 and 3 on one and four threads (one shared copy, or one per thread), bias,
+  // clamp, residual, and filters packed once; against the float64 loops.
+  ConvPolicyGuard guard;
+  struct Restore {
+    int n;
+    ~Restore() {
+      set_num_threads(n);
+      kernels::cpu::set_cpu_isa_cap("");
+    }
+  } restore{get_num_threads()};
+  ops::set_conv_algo("implicit_gemm");
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const kernels::cpu::CpuIsa cap : {kernels::cpu::CpuIsa::avx512, kernels::cpu::CpuIsa::avx2}) {
+    const std::string isa = kernels::cpu::cpu_isa_name(cap);
+    CAPTURE(isa);
+    if (cap > kernels::cpu::cpu_isa_detected()) {
+      skip_case("conv2d filters in lanes [" + isa + "]: this CPU has only " +
+                kernels::cpu::cpu_isa_name(kernels::cpu::cpu_isa_detected()));
+      continue;
+    }
+    kernels::cpu::set_cpu_isa_cap(isa);
+    ops::clear_conv_algo_cache();
+    for (int nt : {1, 4}) {
+      set_num_threads(nt);
+      CAPTURE(nt);
+      for (const ConvCase& cs :
+           {ConvCase{"3x3 s2, 13 x 13", 3, 16, 13, 13, 32, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+            ConvCase{"3x3 s2, 1 image", 1, 24, 20, 19, 64, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+            ConvCase{"5x3 s(2,1) pad 2", 3, 8, 11, 16, 32, 5, 3, conv_params(2, 1, 2, 2, 1, 1, 1)},
+            ConvCase{"3x3 s1, 14 x 14", 2, 16, 14, 14, 32, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+            ConvCase{"3x3 s2 dil 2 pad 0", 1, 5, 21, 23, 32, 3, 3,
+                     conv_params(2, 2, 0, 0, 2, 2, 1)}}) {
+        const std::string name = cs.name;
+        CAPTURE(name);
+        const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
+        const Tensor w = random_tensor({cs.k, cs.c, cs.r, cs.s}, kFloat32, -1, 1, g);
+        const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
+        const Shape ys = ops::conv2d_output_shape(x.shape(), w.shape(), cs.p);
+        const Tensor z = random_tensor(ys, kFloat32, -1, 1, g);
+        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
+                                           b.to_vector<double>(), {}, ys[2], ys[3]);
+        check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
+        const std::vector<double> zv = z.to_vector<double>();
+        std::vector<double> want(ref.y.size()), abs_sum(ref.y.size()), relu(ref.y.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+          want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
+          abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
+          relu[i] = std::max(0.0, ref.y[i]);
+        }
+        check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0), kCPU, want,
+                         abs_sum, kFloat32);
+        const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, cs.p);
+        // At stride 1 the packing cannot know the image size, so it packs for the copy
+        // layouts; the forward then packs for itself, with the same values.
+        const bool lanes = isa == "avx512" && cs.p.stride[0] != 1;  // AVX-512 only
+        CHECK(packed.isa == (lanes ? isa + "-lanes" : isa));
+        const Tensor relu_packed = ops::conv2d_bias_relu(x, w, b, cs.p, &packed);
+        check_conv_close(relu_packed, kCPU, relu, ref.y_abs, kFloat32);
+        CHECK(relu_packed.to_vector<float>() ==
+              ops::conv2d_bias_relu(x, w, b, cs.p).to_vector<float>());
+        CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf, &packed).to_vector<float>() ==
+              ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>());
+      }
+    }
   }
 }
