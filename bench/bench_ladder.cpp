@@ -15,7 +15,7 @@
 // time, so emu rows check the path, they do not measure a GPU.
 //
 //   bench_ladder [--device cuda[:N]|emu[:N]] [--small] [--reps N]
-//                [--op gemm,gemm16,conv,reduce,bn]
+//                [--op gemm,conv,reduce,bn,gemm16]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -54,7 +54,9 @@ struct Options {
   Device device{DeviceType::CUDA, 0};
   bool small = false;
   int reps = 10;
-  std::vector<std::string> ops{"gemm", "gemm16", "conv", "reduce", "bn"};
+  // gemm16 last, its wgmma rung after cuBLAS's: a kernel never run on a GPU before goes last, so
+  // a fault in it leaves the other rows measured (Note [wgmma in a process of its own]).
+  std::vector<std::string> ops{"gemm", "conv", "reduce", "bn", "gemm16"};
 };
 
 // The plain rungs' launchers of the tensor's device type (cuda only in builds with nvcc).
@@ -186,8 +188,6 @@ class Bench {
     };
     tc_rung("wmma: 64x64 tiles, plain loads", kernels::TcKernel::wmma);
     tc_rung("mma.sync + ldmatrix + cp.async x3", kernels::TcKernel::mma_sync);
-    // sm_90a code: on other devices the rung shows the plan's reason instead of a rate.
-    tc_rung("wgmma m64n128k16 + cp.async x3", kernels::TcKernel::wgmma);
     if (cuda_ && ops::gpu_gemm_has_cublas()) {
       ops::set_gpu_gemm(ops::GpuGemm::cublas);
       l.rung(o_.device, o_.reps, "cuBLAS GemmEx (CUBLAS_COMPUTE_32F)", true, &out,
@@ -196,6 +196,8 @@ class Bench {
     } else {
       l.skip("cuBLAS GemmEx", true, cuda_ ? "built without cuBLAS" : "cuda only");
     }
+    // sm_90a code: on other devices the rung shows the plan's reason instead of a rate.
+    tc_rung("wgmma m64n128k16 + cp.async x3", kernels::TcKernel::wgmma);
     return l.print();
   }
 

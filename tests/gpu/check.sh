@@ -336,6 +336,9 @@ summary_rows() {
   echo "== GPU check summary: ${gpu_name:-no GPU}, sm_$arch, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "build  | $build_status (${build_s} s, deps: $deps)"
   echo "tests  | ctest -L gpu: $tests_line"
+  # The wgmma case runs in a test_gpu of its own (Note [wgmma in a process of its own]).
+  wgmma="$(grep -m1 -E 'Test +#[0-9]+: gpu_wgmma ' "$LOGS/test_gpu.log" | sed 's/^.*gpu_wgmma[ .]*//')"
+  echo "wgmma  | ctest gpu_wgmma (the case 'gemm_tc wgmma*'): ${wgmma:-not run}"
   if [ -s "$LOGS/cudnn_device.json" ]; then
     echo "cudnn  | device description captured: $LOGS/cudnn_device.json (copy to data/cudnn/)"
     grep -m1 "cuDNN configs checked against float64" "$LOGS/test_gpu.log" | sed 's/^.*MESSAGE: /cudnn  | /'
