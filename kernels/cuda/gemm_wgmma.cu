@@ -63,7 +63,6 @@ namespace {
 using detail::strided_offsets;
 using W = WgmmaTile;
 
-
 // Stages one operand's Rows x kBK tile (rows r0.., k k0..) of the `rows` x `k` matrix at src
 // (strides rs along the rows, ks along K) into the core-matrix layout of Note [wgmma's shared
 // layout]: by cp.async chunks along the unit stride (`async`), else element by element. Zeros
