@@ -38,6 +38,20 @@ std::vector<std::string> cpu_algo_names() {
   return names;
 }
 
+// The residual and the clamp: conv2d_bias_add_clamp(x, w, b, z, -1, 1) against clamp(ref.y + z,
+// -1, 1), each element within the bound of its sum (the clamp moves no value further away).
+void check_residual_clamp(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
+                          const Conv2dParams& p, const ConvRef& ref) {
+  const std::vector<double> zv = z.to_vector<double>();
+  std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
+    abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
+  }
+  check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, p, -1.0, 1.0), kCPU, want, abs_sum,
+                   kFloat32);
+}
+
 }  // namespace
 
 TEST_CASE("conv2d: output shape follows PyTorch's formula") {
@@ -406,16 +420,7 @@ TEST_CASE("conv2d: threads sharing each image of a batch smaller than the thread
     const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
                                        b.to_vector<double>(), {}, cs.h, cs.w);
     check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
-    // The residual and the clamp: clamp(y + z, -1, 1) against the reference's, each element
-    // within the bound of its sum (the clamp moves no value further away).
-    const std::vector<double> zv = z.to_vector<double>();
-    std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
-      abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
-    }
-    check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0), kCPU, want,
-                     abs_sum, kFloat32);
+    check_residual_clamp(x, w, b, z, cs.p, ref);
   }
 }
 
@@ -470,15 +475,9 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
         const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
                                            b.to_vector<double>(), {}, ys[2], ys[3]);
         check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
-        const std::vector<double> zv = z.to_vector<double>();
-        std::vector<double> want(ref.y.size()), abs_sum(ref.y.size()), relu(ref.y.size());
-        for (size_t i = 0; i < want.size(); ++i) {
-          want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
-          abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
-          relu[i] = std::max(0.0, ref.y[i]);
-        }
-        check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0), kCPU, want,
-                         abs_sum, kFloat32);
+        check_residual_clamp(x, w, b, z, cs.p, ref);
+        std::vector<double> relu(ref.y.size());
+        for (size_t i = 0; i < relu.size(); ++i) relu[i] = std::max(0.0, ref.y[i]);
         const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, cs.p);
         // At stride 1 the packing cannot know the image size, so it packs for the copy
         // layouts; the forward then packs for itself, with the same values.
