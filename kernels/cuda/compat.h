@@ -16,6 +16,17 @@
 //                        unevaluated).
 // It also brings runtime/philox.h, the counter-based generator the CPU shares with the kernels.
 // Rules for kernel files: docs/emulator.md.
+//
+// Note [Tiles in dynamic shared memory]: under the emulator a `__shared__` array is a
+// `static thread_local`, so every kernel instantiation's arrays sit in the library's
+// thread-local block, which the C library allocates and zeroes for each thread of the process
+// that touches any of the library's thread-local variables (the grad mode, the current stream),
+// cpu work included. The tile GEMMs' buffers (gemm_f32_kernel, the implicit-GEMM convolution's
+// two kernels: 17-42 KiB per instantiation, about 80 of them), the fused Winograd kernel's and
+// the sort's tiles made that block 1.42 MiB per thread; they use EMBER_DYNAMIC_SHARED instead,
+// sized at the launch (all under 48 KiB, so no opt-in on a GPU), and the block is 0.1 MiB.
+// Small arrays stay `__shared__`; a new kernel whose arrays reach kilobytes takes the dynamic
+// kind. The emulator's dynamic shared memory also starts each block as NaN poison.
 #pragma once
 
 #include <cstddef>

@@ -240,7 +240,9 @@ template <typename T, typename C, bool kBackward>
 __global__ void __launch_bounds__(C::kThreads)
     conv2d_gather_gemm_kernel(GatherGemm g, const T* __restrict__ a_src, const T* __restrict__ w,
                               const T* __restrict__ bias, T* __restrict__ out) {
-  __shared__ TileBuffers<T, C> sm;
+  using Buffers = TileBuffers<T, C>;
+  EMBER_DYNAMIC_SHARED(Buffers, tiles);  // Note [Tiles in dynamic shared memory]
+  Buffers& sm = *tiles;
   const ThreadTile<C> t(threadIdx.x);
   const int64_t m0 = int64_t(blockIdx.x) * C::kBM;
   const int n0 = int(blockIdx.y) * C::kBN;
@@ -373,7 +375,9 @@ template <typename T, typename C>
 __global__ void __launch_bounds__(C::kThreads)
     conv2d_wgrad_gemm_kernel(WgradGemm g, const T* __restrict__ dy, const T* __restrict__ x,
                              T* __restrict__ out) {
-  __shared__ TileBuffers<T, C> sm;
+  using Buffers = TileBuffers<T, C>;
+  EMBER_DYNAMIC_SHARED(Buffers, tiles);  // Note [Tiles in dynamic shared memory]
+  Buffers& sm = *tiles;
   const ThreadTile<C> t(threadIdx.x);
   const int64_t rows = int64_t(g.cg) * g.r * g.s;
   const int64_t m0 = int64_t(blockIdx.x) * C::kBM;
@@ -495,10 +499,11 @@ void launch_gather(const ConvGemmPlan& p, const GatherGemm& g, const void* a, co
   T* op = static_cast<T*>(out);
   with_tile(p, [&](auto c) {
     using C = decltype(c);
-    // 512 x 16 is never chosen for float64 (its tiles would not fit in static shared memory).
+    // 512 x 16 is never chosen for float64 (its tiles would not fit in 48 KiB of shared memory).
     if constexpr (!std::is_same_v<T, double> || !std::is_same_v<C, Tile512x16>) {
       auto* k = &conv2d_gather_gemm_kernel<T, C, kBackward>;
-      EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), 0, stream, g, ap, wp, bp, op);
+      using Buffers = TileBuffers<T, C>;
+      EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), sizeof(Buffers), stream, g, ap, wp, bp, op);
     }
   });
 }
@@ -620,7 +625,8 @@ void conv2d_bwd_filter_implicit_gemm(DType t, const ConvShape& s, const void* dy
       if constexpr (!std::is_same_v<T, double> ||
                     !(std::is_same_v<C, Tile512x16> || std::is_same_v<C, Tile256x64>)) {
         auto* k = &conv2d_wgrad_gemm_kernel<T, C>;
-        EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), 0, stream, g, d, xp, op);
+        using Buffers = TileBuffers<T, C>;
+        EMBER_LAUNCH(k, grid_of(p), dim3(C::kThreads), sizeof(Buffers), stream, g, d, xp, op);
       }
     });
     if (g.splits > 1)

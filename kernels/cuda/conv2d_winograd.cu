@@ -126,10 +126,10 @@ __global__ void __launch_bounds__(256)
                                  T* __restrict__ out) {
   using F = FusedF2<T>;
   constexpr int BK = F::kTileK, BT = F::kTileT, BC = F::kChunk;
-  __shared__ T smem[F::kShared];
-  T* us = smem;                 // [16][BC][BK]
-  T* vs = smem + 16 * BC * BK;  // [16][BC][BT]
-  T* ms = smem;                 // [16][BK][BT], after the last chunk
+  EMBER_DYNAMIC_SHARED(T, smem);  // F::kShared elements (Note [Tiles in dynamic shared memory])
+  T* us = smem;                   // [16][BC][BK]
+  T* vs = smem + 16 * BC * BK;    // [16][BC][BT]
+  T* ms = smem;                   // [16][BK][BT], after the last chunk
   const int tid = threadIdx.x, xi = tid / 16, kq = tid % 16 / 4, tq = tid % 4;
   const int64_t tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
   const int64_t t0 = int64_t(blockIdx.x) * BT;
@@ -230,7 +230,7 @@ void winograd_fused(const WinogradGeometry& g, const T* in, const T* w, const T*
   const int64_t k_tiles = (g.co + F::kTileK - 1) / F::kTileK, limit = max_grid_yz();
   const dim3 grid(static_cast<unsigned>((g.tiles() + F::kTileT - 1) / F::kTileT),
                   static_cast<unsigned>(k_tiles < limit ? k_tiles : limit));
-  EMBER_LAUNCH(fused, grid, dim3(F::kThreads), 0, stream, g, in, u, bias, out);
+  EMBER_LAUNCH(fused, grid, dim3(F::kThreads), sizeof(T) * F::kShared, stream, g, in, u, bias, out);
 }
 
 void run(DType t, WinogradTile tile, const WinogradGeometry& g, const void* in, const void* w,

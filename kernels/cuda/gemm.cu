@@ -270,7 +270,9 @@ __global__ void __launch_bounds__(FastTile<BM, BN>::kThreads, kFastMinBlocks)
     gemm_f32_kernel(FastGemm f, const float* __restrict__ a, const float* __restrict__ b,
                     float* __restrict__ c) {
   using Tile = FastTile<BM, BN>;
-  __shared__ TileBuffers<float, Tile> sm;
+  using Buffers = TileBuffers<float, Tile>;
+  EMBER_DYNAMIC_SHARED(Buffers, tiles);  // Note [Tiles in dynamic shared memory]
+  Buffers& sm = *tiles;
   const GemmShape& s = f.s;
   const int tid = threadIdx.x;
   const ThreadTile<Tile> t(tid);
@@ -307,8 +309,9 @@ template <int BM, int BN, bool kAAlongM, bool kBAlongN>
 void launch_gemm_f32(const GemmPlan& p, const FastGemm& f, const float* a, const float* b, float* c,
                      gpu::Stream stream) {
   auto* kernel = &gemm_f32_kernel<BM, BN, kAAlongM, kBAlongN>;
-  EMBER_LAUNCH(kernel, dim3(p.grid[0], p.grid[1], p.grid[2]), dim3(p.threads), 0, stream, f, a, b,
-               c);
+  using Buffers = TileBuffers<float, FastTile<BM, BN>>;
+  EMBER_LAUNCH(kernel, dim3(p.grid[0], p.grid[1], p.grid[2]), dim3(p.threads), sizeof(Buffers),
+               stream, f, a, b, c);
 }
 
 template <int BM, int BN>

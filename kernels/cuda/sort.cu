@@ -28,6 +28,12 @@ using namespace detail;
 
 constexpr int kTile = 1024;  // pairs sorted per block in step 1
 constexpr int kSortThreads = 256;
+// Step 1's shared tile (Note [Tiles in dynamic shared memory]).
+template <typename C>
+struct SortTile {
+  int64_t pos[kTile];
+  C key[kTile];
+};
 // Positions of the padding past a row's end in a tile: after every real pair.
 constexpr int64_t kPad = std::numeric_limits<int64_t>::max();
 
@@ -50,8 +56,9 @@ template <typename T>
 __global__ void sort_tiles_kernel(SortShape s, int tile, int64_t tiles, const T* __restrict__ keys,
                                   T* __restrict__ out_keys, int64_t* __restrict__ out_pos) {
   using C = compute_t<T>;
-  __shared__ C key[kTile];
-  __shared__ int64_t pos[kTile];
+  EMBER_DYNAMIC_SHARED(SortTile<C>, shared);
+  int64_t* pos = shared->pos;
+  C* key = shared->key;
   for (int64_t b = blockIdx.x; b < s.rows * tiles; b += gridDim.x) {
     const int64_t row = b / tiles, first = (b % tiles) * tile;
     const T* in = keys + row * s.n;
@@ -165,9 +172,9 @@ void sort_typed(const SortShape& s, const void* keys, void* sorted, int64_t* ind
   const unsigned blocks = static_cast<unsigned>(s.rows * tiles < kMaxBlocks ? s.rows * tiles
                                                                             : kMaxBlocks);
   // Step 1 writes buffer 0, or the outputs when no merge follows.
-  EMBER_LAUNCH(sort_tiles_kernel<T>, dim3(blocks), dim3(kSortThreads), 0, stream, s, tile, tiles,
-               static_cast<const T*>(keys), passes ? key_buf[0] : static_cast<T*>(sorted),
-               passes ? pos_buf[0] : indices);
+  EMBER_LAUNCH(sort_tiles_kernel<T>, dim3(blocks), dim3(kSortThreads),
+               sizeof(SortTile<compute_t<T>>), stream, s, tile, tiles, static_cast<const T*>(keys),
+               passes ? key_buf[0] : static_cast<T*>(sorted), passes ? pos_buf[0] : indices);
   int from = 0;
   int64_t width = tile;
   for (int pass = 0; pass < passes; ++pass, width *= 2) {
