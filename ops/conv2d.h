@@ -75,8 +75,9 @@ Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
                          const PackedConv2dFilters* packed = nullptr);
 // clamp(conv2d(x, w, bias) + residual, lo, hi) for inference: a residual block's sum and its
 // activation ((-inf, inf) for none). On the cpu the implicit GEMM adds and clamps each block of
-// y right after writing it, while it is in cache; elsewhere after the convolution. The sum is
-// rounded once, as conv2d then add round it.
+// y as it writes it, in the registers (or each image once computed, while it is in cache: Note
+// [Skewed planes]); elsewhere after the convolution. The sum is rounded once, as conv2d then add
+// round it.
 // throws: ValueError for bad bounds or an undefined residual; ShapeError unless the residual
 // has y's shape (no broadcasting); DTypeError, DeviceError unless it has x's dtype and device;
 // as conv2d otherwise.

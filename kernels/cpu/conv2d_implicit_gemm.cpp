@@ -143,10 +143,9 @@ bool lanes_path(const Ukernels& uk, const ConvShape& s) {
          s.r * s.s > 1 && s.pad_h >= 0 && s.pad_w >= 0 && (s.stride_w == 1 || s.stride_w == 2) &&
          !image_layout(s).ok;
 }
-// The name of the packed filters' layout (conv2d_implicit_gemm_packed_layout).
+// The packed filters' layout (conv2d_implicit_gemm_packed_layout); lanes kernels: AVX-512 only.
 const char* packed_layout(const Ukernels& uk, const ConvShape& s) {
-  if (!lanes_path(uk, s)) return uk.isa;
-  return std::strcmp(uk.isa, "avx512") == 0 ? "avx512-lanes" : "avx2-lanes";
+  return lanes_path(uk, s) ? "avx512-lanes" : uk.isa;
 }
 // The rows and columns of the copy: as far as the taps of the last output reach.
 int64_t lane_rows(const ConvShape& s) {
@@ -158,8 +157,7 @@ int64_t lane_cols(const ConvShape& s) {
 int64_t lane_image_elems(const ConvShape& s) {
   return round_up(s.c * lane_rows(s) * lane_cols(s), kAlign);
 }
-
-// Workspace in floats for `nw` threads.
+// A forward thread's workspace in floats.
 int64_t fwd_worker_elems(const ConvShape& s) {
   return image_path(s) ? image_layout(s).elems(s) : round_up(taps(s) * kNr, kAlign);
 }
@@ -407,22 +405,25 @@ bool tail_stored_in_place(const Ukernels& uk, const ConvShape& s) {
   return (s.kg() - (filter_blocks(s, uk.mr) - 1) * uk.mr) % uk.tail_step == 0;
 }
 
-// What the forward does to y as it writes it (Note [Clamped convolutions] in ops/conv2d.cpp).
-// Without a residual the micro-kernels clamp in the registers (`bounds`, null for no clamp);
-// with one they store y as is, and y, still in cache, becomes clamp(y + z, lo, hi) through
-// row(): each row of a block as it is stored, or each whole image once computed (fwd_padded).
+// y = clamp(conv + bias + z, lo, hi) as the forward writes it (Note [Clamped convolutions] in
+// ops/conv2d.cpp), z the residual (null for none): in the micro-kernels' registers for a block
+// stored in place; for a block computed into a tile, by row() as it copies the tile into y.
 struct Epilogue {
   float bounds_[2];
-  const float* bounds = nullptr;  // for the micro-kernels
-  const float* z = nullptr;       // the residual, in y's layout
+  const float* bounds = nullptr;
+  const float* z = nullptr;  // the residual, in y's layout
   Epilogue(const OutputClamp* clamp, const float* residual) : z(residual) {
     constexpr float inf = std::numeric_limits<float>::infinity();
     bounds_[0] = clamp ? float(clamp->lo) : -inf;
     bounds_[1] = clamp ? float(clamp->hi) : inf;
-    if (clamp != nullptr && z == nullptr) bounds = bounds_;
+    if (clamp != nullptr) bounds = bounds_;
   }
   Epilogue(const Epilogue&) = delete;
-  // Stores y[at, at + len) from src (which may be y + at itself).
+  // The micro-kernels' residual for a block stored in place at y + at, and their bounds for a
+  // block computed into a tile (row() clamps after adding a residual).
+  const float* z_at(int64_t at) const { return z != nullptr ? z + at : nullptr; }
+  const float* tile_bounds() const { return z == nullptr ? bounds : nullptr; }
+  // Stores y[at, at + len) from src, a tile computed with tile_bounds() (src may be y + at).
   void row(float* y, int64_t at, const float* src, int64_t len) const {
     float* dst = y + at;
     if (z == nullptr) {
@@ -450,11 +451,12 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const bool in_place = l.is_image(s);  // read the image itself, not a copy
   const bool tail_in_place = tail_stored_in_place(uk, s);
   const int64_t np = (p + kNr - 1) / kNr;
-  // With a residual, a thread that owns whole images adds it to each image once computed,
-  // reading y (still in its cache) and z in order; a shared image's panels add it row by row.
+  // A residual is added as the micro-kernels store, except by a thread owning whole images with
+  // planes a multiple of 4 KiB apart: there y's and z's rows would evict each other from L1
+  // (Note [Skewed planes]), so z is added to each image once computed (docs/conv.md).
+  const bool per_image = ep.z != nullptr && !shared && p % 1024 == 0;
   const Epilogue unclamped(nullptr, nullptr);
-  const Epilogue& blocks = ep.z != nullptr && !shared ? unclamped : ep;
-  const float* bd = blocks.bounds;
+  const Epilogue& blocks = per_image ? unclamped : ep;
   // Panels [pi0, pi1) of image n, from its copy at xp.
   auto image_panels = [&](const float* xp, int64_t n, int64_t pi0, int64_t pi1) {
     alignas(64) float tile[kMaxMr * kNr];
@@ -471,12 +473,12 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           const float* a = ap + (g * nb + b) * d * mr;
           const int64_t at = (n * s.k + k0) * p + p0;
           if (cols == kNr && (rows == mr || tail_in_place)) {
-            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, y + at, p);
-            if (blocks.z != nullptr)
-              for (int64_t i = 0; i < rows; ++i) blocks.row(y, at + i * p, y + at + i * p, kNr);
+            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, blocks.bounds, blocks.z_at(at),
+                          y + at, p);
             continue;
           }
-          uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, bd, tile, kNr);
+          uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, blocks.tile_bounds(), nullptr, tile,
+                        kNr);
           for (int64_t i = 0; i < rows; ++i) blocks.row(y, at + i * p, tile + i * kNr, cols);
         }
       }
@@ -519,7 +521,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       else
         fill_image(s, l, x, n, buf);
       image_panels(xp, n, 0, np);
-      if (ep.z != nullptr) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
+      if (per_image) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
     }
   });
 }
@@ -531,7 +533,6 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const int64_t np = panels(s), total = columns(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
-  const float* bd = ep.bounds;
   const bool tail_in_place = tail_stored_in_place(uk, s);
   auto worker = [&](int64_t wk) {
     float* bp = bufs + wk * per;
@@ -550,12 +551,10 @@ void fwd_panels(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           const float* a = ap + (g * nb + b) * d * mr;
           if (whole && (rows == mr || tail_in_place)) {
             const int64_t at = (runs[0].n * s.k + k0) * p + p0;
-            uk.fwd(d, rows, a, bp, bb, bd, y + at, p);
-            if (ep.z != nullptr)
-              for (int64_t i = 0; i < rows; ++i) ep.row(y, at + i * p, y + at + i * p, kNr);
+            uk.fwd(d, rows, a, bp, bb, ep.bounds, ep.z_at(at), y + at, p);
             continue;
           }
-          uk.fwd(d, rows, a, bp, bb, bd, tile, kNr);
+          uk.fwd(d, rows, a, bp, bb, ep.tile_bounds(), nullptr, tile, kNr);
           for (int64_t i = 0; i < rows; ++i)
             for (int u = 0; u < nr; ++u)
               ep.row(y, (runs[u].n * s.k + k0 + i) * p + runs[u].oh * s.ow + runs[u].ow,
@@ -613,7 +612,8 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
       const int64_t b = i / (s.oh * segs), oh = i / segs % s.oh, ow = i % segs * tw;
       const int64_t np = std::min(tw, s.ow - ow), at = (n * s.k + b * kb) * p + oh * s.ow + ow;
       uk.fwd_lanes(d, ap + b * d * kb, off.data(), xp + oh * s.stride_h * cols + ow * s.stride_w,
-                   s.stride_w, np, bias ? bias + b * kb : zeros.data(), ep.bounds, y + at, p);
+                   s.stride_w, np, bias ? bias + b * kb : zeros.data(), ep.tile_bounds(), y + at,
+                   p);
       if (ep.z != nullptr)
         for (int64_t f = 0; f < kb; ++f) ep.row(y, at + f * p, y + at + f * p, np);
     }

@@ -51,11 +51,18 @@ inline __m256 bounded(__m256 v, const float* bounds) {
   return _mm256_min_ps(_mm256_set1_ps(bounds[1]), _mm256_max_ps(_mm256_set1_ps(bounds[0]), v));
 }
 
+// The value a forward tile stores at c + i: v plus the residual z[i] (z null: none), then
+// bounded (the order of Epilogue::row in conv2d_implicit_gemm.cpp, so both give the same bits).
+inline __m256 finished(__m256 v, const float* z, int64_t i, const float* bounds) {
+  if (z != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(z + i));
+  return bounded(v, bounds);
+}
+
 // c (kMr x 16, rows ldc apart) = bias + a (d x kMr, packed) * the 16 columns at row(t) for tap t:
 // per tap two vector loads, six broadcasts and twelve multiply-adds.
 template <typename Row>
 inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, const float* bounds,
-                     float* c, int64_t ldc) {
+                     const float* z, float* c, int64_t ldc) {
   __m256 acc[kMr][2];
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_set1_ps(bias[i]);
@@ -72,8 +79,8 @@ inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, cons
   }
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
-    _mm256_storeu_ps(c + i * ldc, bounded(acc[i][0], bounds));
-    _mm256_storeu_ps(c + i * ldc + 8, bounded(acc[i][1], bounds));
+    _mm256_storeu_ps(c + i * ldc, finished(acc[i][0], z, i * ldc, bounds));
+    _mm256_storeu_ps(c + i * ldc + 8, finished(acc[i][1], z, i * ldc + 8, bounds));
   }
 }
 
@@ -88,7 +95,7 @@ inline void tile_fwd(int64_t d, const float* a, Row row, const float* bias, cons
 // t, 16 at lo(t) and 16 at hi(t).
 template <typename Lo, typename Hi>
 inline void tile_fwd_pair(int64_t d, const float* a, Lo lo, Hi hi, const float* bias,
-                          const float* bounds, float* c, int64_t ldc) {
+                          const float* bounds, const float* z, float* c, int64_t ldc) {
   __m256 acc[2][4];
 #pragma GCC unroll 2
   for (int i = 0; i < 2; ++i)
@@ -109,39 +116,47 @@ inline void tile_fwd_pair(int64_t d, const float* a, Lo lo, Hi hi, const float* 
 #pragma GCC unroll 2
   for (int i = 0; i < 2; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + i * ldc + 8 * v, bounded(acc[i][v], bounds));
+    for (int v = 0; v < 4; ++v)
+      _mm256_storeu_ps(c + i * ldc + 8 * v, finished(acc[i][v], z, i * ldc + 8 * v, bounds));
+}
+
+// z + i, or null where z is.
+inline const float* offset(const float* z, int64_t i) {
+  return z != nullptr ? z + i : nullptr;
 }
 
 void kernel_fwd(int64_t d, int64_t rows, const float* a, const float* b, const float* bias,
-                const float* bounds, float* c, int64_t ldc) {
+                const float* bounds, const float* z, float* c, int64_t ldc) {
   if (rows < kMr) {  // Note [Blocks of fewer filters]
     for (int64_t i = 0; i < rows; i += 2)
       tile_fwd_pair(
           d, a + i, [=](int64_t t) { return b + t * kNr; },
-          [=](int64_t t) { return b + t * kNr + 16; }, bias + i, bounds, c + i * ldc, ldc);
+          [=](int64_t t) { return b + t * kNr + 16; }, bias + i, bounds, offset(z, i * ldc),
+          c + i * ldc, ldc);
     return;
   }
   for (int h = 0; h < 2; ++h) {
     const float* bh = b + 16 * h;
     tile_fwd(
-        d, a, [=](int64_t t) { return bh + t * kNr; }, bias, bounds, c + 16 * h, ldc);
+        d, a, [=](int64_t t) { return bh + t * kNr; }, bias, bounds, offset(z, 16 * h), c + 16 * h,
+        ldc);
   }
 }
 
-void kernel_fwd_padded(int64_t d, int64_t rows, const float* a, const int64_t* off,
-                       const float* b0, const float* b1, const float* bias, const float* bounds,
+void kernel_fwd_padded(int64_t d, int64_t rows, const float* a, const int64_t* off, const float* b0,
+                       const float* b1, const float* bias, const float* bounds, const float* z,
                        float* c, int64_t ldc) {
   if (rows < kMr) {  // Note [Blocks of fewer filters]
     for (int64_t i = 0; i < rows; i += 2)
       tile_fwd_pair(
           d, a + i, [=](int64_t t) { return b0 + off[t]; }, [=](int64_t t) { return b1 + off[t]; },
-          bias + i, bounds, c + i * ldc, ldc);
+          bias + i, bounds, offset(z, i * ldc), c + i * ldc, ldc);
     return;
   }
   tile_fwd(
-      d, a, [=](int64_t t) { return b0 + off[t]; }, bias, bounds, c, ldc);
+      d, a, [=](int64_t t) { return b0 + off[t]; }, bias, bounds, z, c, ldc);
   tile_fwd(
-      d, a, [=](int64_t t) { return b1 + off[t]; }, bias, bounds, c + 16, ldc);
+      d, a, [=](int64_t t) { return b1 + off[t]; }, bias, bounds, offset(z, 16), c + 16, ldc);
 }
 
 // --- panel packing -----------------------------------------------------------------------------

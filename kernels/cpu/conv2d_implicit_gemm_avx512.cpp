@@ -132,10 +132,17 @@ inline __m512 bounded(__m512 v, const float* bounds) {
   return _mm512_min_ps(_mm512_set1_ps(bounds[1]), _mm512_max_ps(_mm512_set1_ps(bounds[0]), v));
 }
 
-// c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed): all kMr
-// rows, whatever the block's `rows` (a block of fewer filters is packed with zeros past them).
+// The value a forward tile stores at c + i: v plus the residual z[i] (z null: none), then
+// bounded (the order of Epilogue::row in conv2d_implicit_gemm.cpp, so both give the same bits).
+inline __m512 finished(__m512 v, const float* z, int64_t i, const float* bounds) {
+  if (z != nullptr) v = _mm512_add_ps(v, _mm512_loadu_ps(z + i));
+  return bounded(v, bounds);
+}
+
+// c (kMr x kNr, rows ldc apart) = bias + a (d x kMr, packed) * b (d x kNr, packed) (+ z): all
+// kMr rows, whatever the block's `rows` (a block of fewer filters is packed with zeros past them).
 void kernel_fwd(int64_t d, int64_t /*rows*/, const float* a, const float* b, const float* bias,
-                const float* bounds, float* c, int64_t ldc) {
+                const float* bounds, const float* z, float* c, int64_t ldc) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
@@ -152,16 +159,16 @@ void kernel_fwd(int64_t d, int64_t /*rows*/, const float* a, const float* b, con
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
-    _mm512_storeu_ps(c + i * ldc, bounded(acc[i][0], bounds));
-    _mm512_storeu_ps(c + i * ldc + 16, bounded(acc[i][1], bounds));
+    _mm512_storeu_ps(c + i * ldc, finished(acc[i][0], z, i * ldc, bounds));
+    _mm512_storeu_ps(c + i * ldc + 16, finished(acc[i][1], z, i * ldc + 16, bounds));
   }
 }
 
 // As kernel_fwd, with the panel's two halves read straight from padded images at b0 and b1 plus
 // the tap's offset (Note [Padded images]).
 void kernel_fwd_padded(int64_t d, int64_t /*rows*/, const float* a, const int64_t* off,
-                       const float* b0p, const float* b1p, const float* bias,
-                       const float* bounds, float* c, int64_t ldc) {
+                       const float* b0p, const float* b1p, const float* bias, const float* bounds,
+                       const float* z, float* c, int64_t ldc) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_set1_ps(bias[i]);
@@ -177,8 +184,8 @@ void kernel_fwd_padded(int64_t d, int64_t /*rows*/, const float* a, const int64_
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
-    _mm512_storeu_ps(c + i * ldc, bounded(acc[i][0], bounds));
-    _mm512_storeu_ps(c + i * ldc + 16, bounded(acc[i][1], bounds));
+    _mm512_storeu_ps(c + i * ldc, finished(acc[i][0], z, i * ldc, bounds));
+    _mm512_storeu_ps(c + i * ldc + 16, finished(acc[i][1], z, i * ldc + 16, bounds));
   }
 }
 

@@ -42,16 +42,18 @@ struct Ukernels {
   int64_t lane_k, lane_t;  // filters x taps of the column-lanes filter-gradient tile
 
   // c (rows x kNr, rows ldc apart) = bias (mr values) + a * b (d x kNr, packed), for a block
-  // of rows <= mr filters, clamped to [bounds[0], bounds[1]] in the registers (a NaN kept) when
-  // `bounds` is not null. The kernels write round_up(rows, tail_step) rows of c, those past
-  // `rows` scratch (the AVX2 kernels compute a block of fewer than mr two rows at a time, the
-  // AVX-512 ones whole): so a block whose rows are a multiple of tail_step is stored in place.
+  // of rows <= mr filters, plus the residual z (read at c's offsets) when z is not null, then
+  // clamped to [bounds[0], bounds[1]] in the registers (a NaN kept) when `bounds` is not null.
+  // The kernels write round_up(rows, tail_step) rows of c, those past `rows` scratch (the AVX2
+  // kernels compute a block of fewer than mr two rows at a time, the AVX-512 ones whole): so a
+  // block whose rows are a multiple of tail_step is stored in place (and only such a block reads
+  // a residual: the scratch rows would read past it).
   void (*fwd)(int64_t d, int64_t rows, const float* a, const float* b, const float* bias,
-              const float* bounds, float* c, int64_t ldc);
+              const float* bounds, const float* z, float* c, int64_t ldc);
   // As fwd, the panel's two 16-column halves read at b0 + off[t] and b1 + off[t] for tap t (a
   // prepared image copy, Note [Padded images]).
-  void (*fwd_padded)(int64_t d, int64_t rows, const float* a, const int64_t* off,
-                     const float* b0, const float* b1, const float* bias, const float* bounds,
+  void (*fwd_padded)(int64_t d, int64_t rows, const float* a, const int64_t* off, const float* b0,
+                     const float* b1, const float* bias, const float* bounds, const float* z,
                      float* c, int64_t ldc);
   // bp (taps x kNr) = the panel's columns of col(X) for group g; columns past the last run zero
   // (Note [Panel packing]).

@@ -16,6 +16,7 @@
 #include "ops/conv2d.h"
 #include "ops/conv2d_algo.h"
 #include "ops/conv_test_util.h"
+#include "ops/elementwise.h"
 #include "runtime/threads.h"
 #include "skip_case.h"
 
@@ -50,6 +51,35 @@ void check_residual_clamp(const Tensor& x, const Tensor& w, const Tensor& b, con
   }
   check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, p, -1.0, 1.0), kCPU, want, abs_sum,
                    kFloat32);
+}
+
+// Runs body(isa) with the cpu implicit GEMM forced, under each instruction set of its
+// micro-kernels that this CPU has (the others reported as skipped), and restores the cap, the
+// thread count and the algorithm after.
+template <typename Body>
+void for_each_conv_isa(const std::string& what, Body body) {
+  ConvPolicyGuard guard;
+  struct Restore {
+    int n;
+    ~Restore() {
+      set_num_threads(n);
+      kernels::cpu::set_cpu_isa_cap("");
+    }
+  } restore{get_num_threads()};
+  ops::set_conv_algo("implicit_gemm");
+  for (const kernels::cpu::CpuIsa cap :
+       {kernels::cpu::CpuIsa::avx512, kernels::cpu::CpuIsa::avx2}) {
+    const std::string isa = kernels::cpu::cpu_isa_name(cap);
+    CAPTURE(isa);
+    if (cap > kernels::cpu::cpu_isa_detected()) {
+      skip_case(what + " [" + isa + "]: this CPU has only " +
+                kernels::cpu::cpu_isa_name(kernels::cpu::cpu_isa_detected()));
+      continue;
+    }
+    kernels::cpu::set_cpu_isa_cap(isa);
+    ops::clear_conv_algo_cache();
+    body(isa);
+  }
 }
 
 }  // namespace
@@ -432,29 +462,11 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
   // of 7, 10, 14 and 16 columns (whole tiles and a remainder), dilation, padding 0 and 2,
   // batches of 1 and 3 on one and four threads (one shared copy, or one per thread), bias,
   // clamp, residual, and filters packed once; against the float64 loops.
-  ConvPolicyGuard guard;
-  struct Restore {
-    int n;
-    ~Restore() {
-      set_num_threads(n);
-      kernels::cpu::set_cpu_isa_cap("");
-    }
-  } restore{get_num_threads()};
-  ops::set_conv_algo("implicit_gemm");
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
   const double inf = std::numeric_limits<double>::infinity();
-  for (const kernels::cpu::CpuIsa cap : {kernels::cpu::CpuIsa::avx512, kernels::cpu::CpuIsa::avx2}) {
-    const std::string isa = kernels::cpu::cpu_isa_name(cap);
-    CAPTURE(isa);
-    if (cap > kernels::cpu::cpu_isa_detected()) {
-      skip_case("conv2d filters in lanes [" + isa + "]: this CPU has only " +
-                kernels::cpu::cpu_isa_name(kernels::cpu::cpu_isa_detected()));
-      continue;
-    }
-    kernels::cpu::set_cpu_isa_cap(isa);
-    ops::clear_conv_algo_cache();
+  for_each_conv_isa("conv2d filters in lanes", [&](const std::string& isa) {
     for (int nt : {1, 4}) {
       set_num_threads(nt);
       CAPTURE(nt);
@@ -491,5 +503,47 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
               ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>());
       }
     }
-  }
+  });
+}
+
+TEST_CASE("conv2d: residual sums on each of the implicit GEMM's store paths") {
+  // clamp(conv + bias + z) as the micro-kernels store a block (in place, or a block of fewer
+  // filters through a tile), and image by image where the output planes lie 4 KiB apart (Note
+  // [Skewed planes]), under each instruction set this CPU has, on one and two threads; against
+  // the float64 loops.
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  const double inf = std::numeric_limits<double>::infinity();
+  for_each_conv_isa("conv2d residual sums", [&](const std::string&) {
+    for (int nt : {1, 2}) {
+      set_num_threads(nt);
+      CAPTURE(nt);
+      for (const ConvCase& cs :
+           {ConvCase{"32 x 32 planes, image by image", 2, 8, 32, 32, 16, 3, 3,
+                     conv_params(1, 1, 1, 1, 1, 1, 1)},
+            ConvCase{"16 x 16, 24 filters", 3, 8, 16, 16, 24, 3, 3,
+                     conv_params(1, 1, 1, 1, 1, 1, 1)},
+            ConvCase{"16 x 16, 13 filters", 2, 5, 16, 16, 13, 3, 3,
+                     conv_params(1, 1, 1, 1, 1, 1, 1)},
+            ConvCase{"panels, 7 x 9", 2, 6, 7, 9, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+            ConvCase{"panels, stride 2, 20 filters", 2, 4, 15, 17, 20, 3, 3,
+                     conv_params(2, 2, 1, 1, 1, 1, 1)}}) {
+        const std::string name = cs.name;
+        CAPTURE(name);
+        const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
+        const Tensor w = random_tensor({cs.k, cs.c, cs.r, cs.s}, kFloat32, -1, 1, g);
+        const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
+        const Shape ys = ops::conv2d_output_shape(x.shape(), w.shape(), cs.p);
+        const Tensor z = random_tensor(ys, kFloat32, -1, 1, g);
+        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
+                                           b.to_vector<double>(), {}, ys[2], ys[3]);
+        check_residual_clamp(x, w, b, z, cs.p, ref);
+        // The sum is rounded once, as conv2d then add round it.
+        const Tensor sum = ops::add(ops::conv2d(x, w, b, cs.p), z);
+        CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>() ==
+              sum.to_vector<float>());
+      }
+    }
+  });
 }
