@@ -101,22 +101,28 @@ namespace implicit_gemm {
 
 // Copies image n of x into buf in layout l (Note [Padded images]). The parts of buf that stay
 // zero (padding, and columns a shift leaves outside the image) are the same for every image, so
-// they are zeroed once, when the buffer is set up.
+// they are zeroed once, when the buffer is set up; or, given rows [row0, row1) of the copy's
+// planes, only those rows are zeroed and filled (Note [Fewer images than threads]).
 void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf,
-                int64_t c0, int64_t c1) {
-  if (c1 < 0) c1 = s.c;
+                int64_t row0, int64_t row1) {
+  const bool rows = row1 >= 0;
+  const int64_t ih0 = rows ? std::max<int64_t>(0, row0 - s.pad_h) : 0;
+  const int64_t ih1 = rows ? std::min(s.h, row1 - s.pad_h) : s.h;
   for (int64_t q = 0; q < l.copies; ++q) {
     const int64_t shift = q * s.dil_w - s.pad_w;
     const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
-    for (int64_t c = c0; c < c1; ++c)
-      for (int64_t ih = 0; ih < s.h; ++ih) {
-        float* dst = buf + (q * s.c + c) * l.pitch + (s.pad_h + ih) * l.wp;
+    for (int64_t c = 0; c < s.c; ++c) {
+      float* plane = buf + (q * s.c + c) * l.pitch;
+      if (rows) std::fill(plane + row0 * l.wp, plane + row1 * l.wp, 0.0f);
+      for (int64_t ih = ih0; ih < ih1; ++ih) {
+        float* dst = plane + (s.pad_h + ih) * l.wp;
         const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
         if (!l.flat)
           std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);
         else if (hi > lo)
           std::memcpy(dst + lo, src + lo + shift, sizeof(float) * (hi - lo));
       }
+    }
   }
 }
 
@@ -168,17 +174,25 @@ int64_t filter_elems(const Ukernels& uk, const ConvShape& s) {
 // Note [Fewer images than threads]
 // A batch smaller than the thread count (batch 1 on two threads) would leave threads idle on the
 // image path (Note [Padded images]), whose threads own whole images, and took the panel path,
-// which gathers every tap of every panel. Instead the threads fill one shared copy of each image,
-// its channels split between them, then split its panels: at batch 1 on two threads, ResNet-style
-// 3x3 layers spent a sixth of their time in the panel gathers. The threads do it in one parallel
-// region, each zeroing its own channels of the copy (once) before filling them: a serial zeroing
-// of the whole copy and a second region cost 2-4% of a ResNet-style 3x3 layer's time there.
+// which gathers every tap of every panel. Instead the threads split each image's panels, and
+// each makes its own copy of only the rows of the image that its panels read (the copy's rows
+// [row0, row1]: rows_for_panels), zeroing them first: at batch 1 on two threads, ResNet-style
+// 3x3 layers spent a sixth of their time in the panel gathers. One shared copy filled by all
+// the threads, as before, took a barrier and had each thread read the half of the copy that
+// the other had written from the other core's cache: 2-4 us of a 27-30 us layer.
 bool shared_image(const ConvShape& s) {
   return !image_path(s) && image_layout(s).ok;
 }
 int64_t fwd_elems(const Ukernels& uk, const ConvShape& s, int64_t nw) {
   const int64_t filters = filter_elems(uk, s);
-  return filters + (shared_image(s) ? image_layout(s).elems(s) : nw * fwd_worker_elems(s));
+  return filters + nw * (shared_image(s) ? image_layout(s).elems(s) : fwd_worker_elems(s));
+}
+// The copy's rows that panels [pi0, pi1) of an image read, as [row0, row1): the rows of their
+// first and last outputs plus the filter's reach (a panel's half past the image's end reads its
+// first half again).
+std::pair<int64_t, int64_t> rows_for_panels(const ConvShape& s, int64_t pi0, int64_t pi1) {
+  const int64_t p = s.oh * s.ow, last = std::min(p, pi1 * kNr) - 1;
+  return {pi0 * kNr / s.ow, last / s.ow + s.dil_h * (s.r - 1) + 1};
 }
 // Backward data as a forward convolution (Note [Panel packing]): dY is the input, dX the output,
 // the filters' K and C swap, and the padding becomes dil*(R-1) - pad (stride 1).
@@ -436,8 +450,9 @@ struct Epilogue {
 };
 
 // fwd_panels on the prepared-image path. A batch of at least one image per thread: each thread
-// owns a contiguous run of images, copied into its own buffer. A smaller one: one shared copy at
-// a time (Note [Fewer images than threads]). y is written through `ep`.
+// owns a contiguous run of images, copied into its own buffer. A smaller one: each thread owns a
+// run of every image's panels, copying the rows they read (Note [Fewer images than threads]).
+// y is written through `ep`.
 void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
                 const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
@@ -484,31 +499,17 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       }
     }
   };
-  if (shared) {
-    // One parallel region: each thread zeroes (once) and fills its channels of the copy, and
-    // after a barrier computes its share of the panels.
-#pragma omp parallel num_threads(static_cast<int>(nw)) if (nw > 1)
-    {
-      const int64_t nt = omp_get_num_threads(), wk = omp_get_thread_num();
-      const int64_t c0 = s.c * wk / nt, c1 = s.c * (wk + 1) / nt;
-      if (!in_place) {
-        for (int64_t q = 0; q < l.copies; ++q)
-          std::fill(bufs + (q * s.c + c0) * l.pitch, bufs + (q * s.c + c1) * l.pitch, 0.0f);
-        if (wk == nt - 1)
-          std::fill(bufs + l.copies * s.c * l.pitch, bufs + l.elems(s), 0.0f);
-      }
+  if (shared) {  // Note [Fewer images than threads]
+    run_workers(nw, [&](int64_t wk) {
+      const int64_t pi0 = np * wk / nw, pi1 = np * (wk + 1) / nw;
+      if (pi0 == pi1) return;
+      const auto [row0, row1] = rows_for_panels(s, pi0, pi1);
+      float* buf = bufs + wk * l.elems(s);
       for (int64_t n = 0; n < s.n; ++n) {
-        const float* xp = in_place ? x + n * s.c * s.h * s.w : bufs;
-        if (!in_place) {
-          fill_image(s, l, x, n, bufs, c0, c1);
-#pragma omp barrier
-        }
-        image_panels(xp, n, np * wk / nt, np * (wk + 1) / nt);
-        if (n + 1 < s.n && !in_place) {
-#pragma omp barrier
-        }
+        if (!in_place) fill_image(s, l, x, n, buf, row0, row1);
+        image_panels(in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1);
       }
-    }
+    });
     return;
   }
   run_workers(nw, [&](int64_t wk) {
@@ -576,16 +577,18 @@ void pack_filter_lanes(const Ukernels& uk, const ConvShape& s, const float* w, f
   }
 }
 
-// Channels [c0, c1) of image n of x into its zero-padded copy at buf (Note [Filters in lanes]).
-void fill_lane_image(const ConvShape& s, const float* x, int64_t n, float* buf, int64_t c0,
-                     int64_t c1) {
+// Rows [row0, row1) of each channel of image n of x's zero-padded copy at buf (Note [Filters in
+// lanes]), zeroed and filled.
+void fill_lane_image(const ConvShape& s, const float* x, int64_t n, float* buf, int64_t row0,
+                     int64_t row1) {
   const int64_t rows = lane_rows(s), cols = lane_cols(s);
   const int64_t w = std::min(s.w, cols - s.pad_w);
-  for (int64_t c = c0; c < c1; ++c) {
+  const int64_t ih0 = std::max<int64_t>(0, row0 - s.pad_h), ih1 = std::min(s.h, row1 - s.pad_h);
+  for (int64_t c = 0; c < s.c; ++c) {
     float* plane = buf + c * rows * cols;
-    std::fill(plane, plane + rows * cols, 0.0f);
+    std::fill(plane + row0 * cols, plane + row1 * cols, 0.0f);
     if (w <= 0) continue;
-    for (int64_t ih = 0; ih < s.h && s.pad_h + ih < rows; ++ih)
+    for (int64_t ih = ih0; ih < ih1; ++ih)
       std::memcpy(plane + (s.pad_h + ih) * cols + s.pad_w, x + ((n * s.c + c) * s.h + ih) * s.w,
                   sizeof(float) * w);
   }
@@ -593,54 +596,49 @@ void fill_lane_image(const ConvShape& s, const float* x, int64_t n, float* buf, 
 
 // y = conv(x) with the filters in lanes (Note [Filters in lanes]), packed at `ap`, over `nw`
 // threads with image copies at `bufs`; y is written through `ep`. A batch of at least one image
-// per thread: each thread owns a run of images. A smaller one: one shared copy at a time, its
-// channels filled by all threads, then its tiles split between them.
+// per thread: each thread owns a run of images. A smaller one: each thread owns a run of every
+// image's output rows, copying the input rows they read (Note [Fewer images than threads]).
 void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
                const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
   const int64_t d = taps(s), kb = uk.lane_filters, p = s.oh * s.ow, cols = lane_cols(s);
-  const int64_t plane = lane_rows(s) * cols, tw = uk.lane_pixels, segs = (s.ow + tw - 1) / tw;
-  const int64_t tiles = s.k / kb * s.oh * segs;
-  if (tiles == 0) return;
+  const int64_t plane = lane_rows(s) * cols, tw = uk.lane_pixels;
+  if (s.k / kb * p == 0) return;
   std::vector<int64_t> off(d);
   for (int64_t c = 0, t = 0; c < s.c; ++c)
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) off[t++] = c * plane + r * s.dil_h * cols + q * s.dil_w;
   std::vector<float> zeros(kb, 0.0f);
-  // Tiles [i0, i1) of image n from its copy xp: filter block, then output row, then columns.
-  auto run_tiles = [&](const float* xp, int64_t n, int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t b = i / (s.oh * segs), oh = i / segs % s.oh, ow = i % segs * tw;
-      const int64_t np = std::min(tw, s.ow - ow), at = (n * s.k + b * kb) * p + oh * s.ow + ow;
-      uk.fwd_lanes(d, ap + b * d * kb, off.data(), xp + oh * s.stride_h * cols + ow * s.stride_w,
-                   s.stride_w, np, bias ? bias + b * kb : zeros.data(), ep.tile_bounds(), y + at,
-                   p);
-      if (ep.z != nullptr)
-        for (int64_t f = 0; f < kb; ++f) ep.row(y, at + f * p, y + at + f * p, np);
-    }
+  // Output rows [oh0, oh1) of image n from its copy xp: a filter block at a time, in tiles of up
+  // to tw columns.
+  auto run_rows = [&](const float* xp, int64_t n, int64_t oh0, int64_t oh1) {
+    for (int64_t b = 0; b < s.k / kb; ++b)
+      for (int64_t oh = oh0; oh < oh1; ++oh)
+        for (int64_t ow = 0; ow < s.ow; ow += tw) {
+          const int64_t np = std::min(tw, s.ow - ow), at = (n * s.k + b * kb) * p + oh * s.ow + ow;
+          uk.fwd_lanes(d, ap + b * d * kb, off.data(),
+                       xp + oh * s.stride_h * cols + ow * s.stride_w, s.stride_w, np,
+                       bias ? bias + b * kb : zeros.data(), ep.tile_bounds(), y + at, p);
+          if (ep.z != nullptr)
+            for (int64_t f = 0; f < kb; ++f) ep.row(y, at + f * p, y + at + f * p, np);
+        }
   };
-  const int64_t per = lane_image_elems(s);
-  if (s.n >= nw) {
-    run_workers(nw, [&](int64_t wk) {
-      float* buf = bufs + wk * per;
+  run_workers(nw, [&](int64_t wk) {
+    float* buf = bufs + wk * lane_image_elems(s);
+    if (s.n >= nw) {
       for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
-        fill_lane_image(s, x, n, buf, 0, s.c);
-        run_tiles(buf, n, 0, tiles);
+        fill_lane_image(s, x, n, buf, 0, lane_rows(s));
+        run_rows(buf, n, 0, s.oh);
       }
-    });
-    return;
-  }
-#pragma omp parallel num_threads(static_cast<int>(nw)) if (nw > 1)
-  {
-    const int64_t nt = omp_get_num_threads(), wk = omp_get_thread_num();
-    for (int64_t n = 0; n < s.n; ++n) {
-      fill_lane_image(s, x, n, bufs, s.c * wk / nt, s.c * (wk + 1) / nt);
-#pragma omp barrier
-      run_tiles(bufs, n, tiles * wk / nt, tiles * (wk + 1) / nt);
-      if (n + 1 < s.n) {
-#pragma omp barrier
-      }
+      return;
     }
-  }
+    const int64_t oh0 = s.oh * wk / nw, oh1 = s.oh * (wk + 1) / nw;
+    if (oh0 == oh1) return;
+    for (int64_t n = 0; n < s.n; ++n) {
+      fill_lane_image(s, x, n, buf, oh0 * s.stride_h,
+                      (oh1 - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1);
+      run_rows(buf, n, oh0, oh1);
+    }
+  });
 }
 
 void bwd_data_strided(const Ukernels& uk, const ConvShape& s, const float* dy, const float* w,

@@ -142,10 +142,10 @@ inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
   return count;
 }
 
-// Copies image n of x into buf in layout l (Note [Padded images]).
-// Channels [c0, c1) (all of them when c1 < 0) of image n of x into buf in layout l.
+// Copies image n of x into buf in layout l (Note [Padded images]): the whole image, or rows
+// [row0, row1) of the copy's planes, zeroed first.
 void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf,
-                int64_t c0 = 0, int64_t c1 = -1);
+                int64_t row0 = 0, int64_t row1 = -1);
 
 // The micro-kernels of the instruction set the cap allows on this CPU (kernels/cpu/cpu_isa.h);
 // null where there is none (baseline).

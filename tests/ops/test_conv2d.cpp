@@ -417,9 +417,10 @@ TEST_CASE("conv2d: filters packed once give the same outputs as packed per call"
 }
 
 TEST_CASE("conv2d: threads sharing each image of a batch smaller than the thread count") {
-  // Batches of 1 to 3 images on 4 threads: the cpu implicit GEMM's threads zero and fill their
-  // channels of one shared image copy, then split its panels (Note [Fewer images than threads]),
-  // image after image; against the float64 loops, with bias, clamp and residual.
+  // Batches of 1 to 3 images on 4 threads: the cpu implicit GEMM's threads split each image's
+  // panels, each copying the rows they read (Note [Fewer images than threads]; on 8 x 8 two of
+  // the four have no panel), image after image; against the float64 loops, with bias, clamp and
+  // residual.
   ConvPolicyGuard guard;
   if (kernels::cpu::conv2d_implicit_gemm_isa() == nullptr) {
     skip_case("conv2d shared images: this CPU has no implicit-GEMM micro-kernels");
@@ -460,7 +461,7 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
   // instruction set this CPU has:
   // stride 2 in both dims or in rows only, a stride-1 image with no copy layout, output rows
   // of 7, 10, 14 and 16 columns (whole tiles and a remainder), dilation, padding 0 and 2,
-  // batches of 1 and 3 on one and four threads (one shared copy, or one per thread), bias,
+  // batches of 1 and 3 on one and four threads (the output rows split, or the images), bias,
   // clamp, residual, and filters packed once; against the float64 loops.
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
