@@ -7,6 +7,9 @@ a process of its own (so that neither's thread pools or allocators touch the oth
 it loads the model, makes the input, warms up, then times --repeats runs (median, p90) and
 measures its peak memory during inference as the growth of the process's peak resident set
 (VmHWM, reset through /proc/self/clear_refs after loading) over the resident set after loading,
+the part of that growth that is anonymous memory (RssAnon after the runs over after loading: the
+working memory, without the library code paged in on first use, which is file-backed and
+reclaimable; both runtimes keep their buffers cached, so what a run allocates stays counted),
 and its whole footprint: the peak resident set over the interpreter's with NumPy, before the
 runtime is imported (its library, the loaded model, the runs). Ember also reports its
 allocator's high-water mark (weights included).
@@ -72,6 +75,7 @@ def child(runtime, model, threads, batch, repeats):
         run = lambda: s.run(None, {"x": x})  # noqa: E731
         version = "onnxruntime " + ort.__version__
     base = rss_kib("VmRSS")
+    anon_base = rss_kib("RssAnon")
     load_peak = rss_kib("VmHWM")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # resets VmHWM to the current resident set
@@ -85,7 +89,7 @@ def child(runtime, model, threads, batch, repeats):
     peak = rss_kib("VmHWM") - base
     ms.sort()
     out = dict(version=version, median=statistics.median(ms), p90=ms[int(0.9 * (len(ms) - 1))],
-               peak_mib=peak / 1024,
+               peak_mib=peak / 1024, anon_mib=(rss_kib("RssAnon") - anon_base) / 1024,
                total_mib=(max(load_peak, rss_kib("VmHWM")) - before_import) / 1024, checksum=float(np.asarray(y if runtime == "ember" else y[0]).sum()))
     if runtime == "ember":
         out["allocator_peak_mib"] = m.last_run()["peak_bytes"] / 2**20
@@ -109,8 +113,8 @@ def main():
     import torch_models  # noqa: E402 (PyTorch exports the models)
     folder = Path(tempfile.mkdtemp(prefix="ember_ort_"))
     print(f"{'model':10} {'thr':>3} {'batch':>5} {'Ember ms (p90)':>16} {'ORT ms (p90)':>16} "
-          f"{'ratio':>6} {'Ember MiB':>9} {'ORT MiB':>8} {'Ember total':>11} {'ORT total':>9}  "
-          "Ember allocator MiB")
+          f"{'ratio':>6} {'Ember MiB':>9} {'ORT MiB':>8} {'Ember anon':>10} {'ORT anon':>8} "
+          f"{'Ember total':>11} {'ORT total':>9}  Ember allocator MiB")
     for name in torch_models.MODELS:
         path = str(folder / (name + ".onnx"))
         torch_models.export(name, path)
@@ -131,8 +135,9 @@ def main():
                 e, o = res["ember"], res["ort"]
                 print(f"{name:10} {threads:3} {batch:5} {e['median']:8.2f} ({e['p90']:5.2f}) "
                       f"{o['median']:8.2f} ({o['p90']:5.2f}) {e['median'] / o['median']:6.2f} "
-                      f"{e['peak_mib']:9.1f} {o['peak_mib']:8.1f} {e['total_mib']:11.1f} "
-                      f"{o['total_mib']:9.1f}  {e['allocator_peak_mib']:.1f}",
+                      f"{e['peak_mib']:9.1f} {o['peak_mib']:8.1f} {e['anon_mib']:10.1f} "
+                      f"{o['anon_mib']:8.1f} {e['total_mib']:11.1f} {o['total_mib']:9.1f}  "
+                      f"{e['allocator_peak_mib']:.1f}",
                       flush=True)
     print(f"({res['ember']['version']}, {res['ort']['version']}; models in {folder})")
 
