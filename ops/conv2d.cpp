@@ -238,7 +238,7 @@ PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p) 
   const char* isa = kernels::cpu::conv2d_implicit_gemm_isa();
   if (!w.device().is_cpu() || w.dtype() != kFloat32 || isa == nullptr) return out;
   // The filters' geometry, and the stride, padding and dilation: what the packing reads (the
-  // layout depends on them, Note [Filters in lanes] in kernels/cpu/conv2d_implicit_gemm.cpp).
+  // layout depends on them, Note [Filters in lanes] in kernels/cpu/conv2d_implicit_gemm_lanes.cpp).
   kernels::ConvShape s;
   s.n = 1;
   s.k = w.size(0);

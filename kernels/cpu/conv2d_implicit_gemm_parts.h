@@ -9,9 +9,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 #include "kernels/conv_shape.h"
 #include "kernels/cpu/conv2d_implicit_gemm_ukernels.h"
+#include "kernels/cpu/loops.h"
+#include "kernels/cpu/output_clamp.h"
 
 namespace ember::kernels::cpu::implicit_gemm {
 
@@ -146,6 +150,46 @@ inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
 // [row0, row1) of the copy's planes, zeroed first.
 void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf,
                 int64_t row0 = 0, int64_t row1 = -1);
+
+// y = clamp(conv + bias + z, lo, hi) as the forward writes it (Note [Clamped convolutions] in
+// ops/conv2d.cpp), z the residual (null for none): in the micro-kernels' registers for a block
+// stored in place; for a block computed into a tile, by row() as it copies the tile into y.
+struct Epilogue {
+  float bounds_[2];
+  const float* bounds = nullptr;
+  const float* z = nullptr;  // the residual, in y's layout
+  Epilogue(const OutputClamp* clamp, const float* residual) : z(residual) {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    bounds_[0] = clamp ? float(clamp->lo) : -inf;
+    bounds_[1] = clamp ? float(clamp->hi) : inf;
+    if (clamp != nullptr) bounds = bounds_;
+  }
+  Epilogue(const Epilogue&) = delete;
+  // The micro-kernels' residual for a block stored in place at y + at, and their bounds for a
+  // block computed into a tile (row() clamps after adding a residual).
+  const float* z_at(int64_t at) const { return z != nullptr ? z + at : nullptr; }
+  const float* tile_bounds() const { return z == nullptr ? bounds : nullptr; }
+  // Stores y[at, at + len) from src, a tile computed with tile_bounds() (src may be y + at).
+  void row(float* y, int64_t at, const float* src, int64_t len) const {
+    float* dst = y + at;
+    if (z == nullptr) {
+      if (src != dst) std::memcpy(dst, src, sizeof(float) * len);
+      return;
+    }
+    const float* zr = z + at;
+    for (int64_t j = 0; j < len; ++j) dst[j] = clamp_value(src[j] + zr[j], bounds_[0], bounds_[1]);
+  }
+};
+
+// The forward with the filters in the vector lanes (kernels/cpu/conv2d_implicit_gemm_lanes.cpp,
+// Note [Filters in lanes]): whether s takes it, a thread's image copy in floats, the filter
+// packing, and the forward itself (y written through `ep`, over `nw` threads with the copies
+// at `bufs`).
+bool fwd_lanes_path(const Ukernels& uk, const ConvShape& s);
+int64_t lane_image_elems(const ConvShape& s);
+void pack_filter_lanes(const Ukernels& uk, const ConvShape& s, const float* w, float* ap);
+void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const float* ap,
+               const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep);
 
 // The micro-kernels of the instruction set the cap allows on this CPU (kernels/cpu/cpu_isa.h);
 // null where there is none (baseline).

@@ -75,7 +75,7 @@ struct Ukernels {
                            const float* const* dyr, float* acc);
   // The sum of one accumulator's `lanes` floats at v.
   float (*sum_lanes)(const float* v);
-  // Filters in lanes (Note [Filters in lanes] in conv2d_implicit_gemm.cpp): c[f * ldc + j] =
+  // Filters in lanes (Note [Filters in lanes] in conv2d_implicit_gemm_lanes.cpp): c[f * ldc + j] =
   // bias[f] + sum over taps t of a[t * lane_filters + f] * x0[off[t] + j * stride], for the
   // lane_filters filters f of a block and 1 <= np <= lane_pixels output columns j (stride 1 or
   // 2), clamped to `bounds` as fwd. Null (lane_filters and lane_pixels 0) where the instruction

@@ -457,7 +457,7 @@ TEST_CASE("conv2d: threads sharing each image of a batch smaller than the thread
 
 TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharing images") {
   // The forward with 32 filters in the AVX-512 vector lanes (Note [Filters in lanes] in
-  // kernels/cpu/conv2d_implicit_gemm.cpp), and the panels it replaces under AVX2, under each
+  // kernels/cpu/conv2d_implicit_gemm_lanes.cpp), and the panels it replaces under AVX2, under each
   // instruction set this CPU has:
   // stride 2 in both dims or in rows only, a stride-1 image with no copy layout, output rows
   // of 7, 10, 14 and 16 columns (whole tiles and a remainder), dilation, padding 0 and 2,
