@@ -409,10 +409,11 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const bool in_place = l.is_image(s);  // read the image itself, not a copy
   const bool tail_in_place = tail_stored_in_place(uk, s);
   const int64_t np = (p + kNr - 1) / kNr;
-  // A residual is added as the micro-kernels store, except by a thread owning whole images with
-  // planes a multiple of 4 KiB apart: there y's and z's rows would evict each other from L1
-  // (Note [Skewed planes]), so z is added to each image once computed (docs/conv.md).
-  const bool per_image = ep.z != nullptr && !shared && p % 1024 == 0;
+  // A residual is added as the micro-kernels store, except by a thread owning several images
+  // with planes a multiple of 4 KiB apart: y's and z's rows would evict each other from L1 (Note
+  // [Skewed planes]) and z come back from memory, so z is added to each image once computed
+  // (docs/conv.md). One image per thread finds its z in L2, where the registers cost least.
+  const bool per_image = ep.z != nullptr && !shared && p % 1024 == 0 && s.n > nw;
   const Epilogue unclamped(nullptr, nullptr);
   const Epilogue& blocks = per_image ? unclamped : ep;
   // Panels [pi0, pi1) of image n, from its copy at xp.
