@@ -184,8 +184,14 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
   ConvClamp c = *clamp;
   c.residual = zc.defined() ? zc.data_ptr() : nullptr;
   if (packed != nullptr && packed->data.defined() && x.device().is_cpu()) {
-    c.packed_filters = static_cast<const float*>(packed->data.data_ptr());
-    c.packed_isa = packed->isa.c_str();
+    // The filters in lanes where this image takes them (and the micro-kernels are still those
+    // packed for: otherwise the kernel packs w itself).
+    const bool lanes =
+        packed->lanes_data.defined() && kernels::cpu::conv2d_implicit_gemm_isa() != nullptr &&
+        packed->lanes_isa == kernels::cpu::conv2d_implicit_gemm_packed_layout(key.shape);
+    c.packed_filters =
+        static_cast<const float*>((lanes ? packed->lanes_data : packed->data).data_ptr());
+    c.packed_isa = (lanes ? packed->lanes_isa : packed->isa).c_str();
   }
   run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr(), &c);
   return y;
@@ -254,6 +260,21 @@ PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p) 
   kernels::cpu::conv2d_implicit_gemm_pack_filters(s, wc.data_ptr(),
                                                   static_cast<float*>(out.data.data_ptr()));
   out.isa = kernels::cpu::conv2d_implicit_gemm_packed_layout(s);
+  if (s.stride_h == 1 && s.stride_w == 1) {
+    // Packed above for an image of size 0, which takes the copy layouts; a 7 x 7 output takes no
+    // copy layout, so the filters in lanes wherever they may serve the layer.
+    s.oh = s.ow = 7;
+    s.h = s.oh + s.dil_h * (s.r - 1) - 2 * s.pad_h;
+    s.w = s.ow + s.dil_w * (s.s - 1) - 2 * s.pad_w;
+    const std::string lanes = kernels::cpu::conv2d_implicit_gemm_packed_layout(s);
+    if (lanes != out.isa) {
+      out.lanes_data =
+          empty({kernels::cpu::conv2d_implicit_gemm_packed_filter_elems(s)}, {kFloat32, kCPU});
+      kernels::cpu::conv2d_implicit_gemm_pack_filters(
+          s, wc.data_ptr(), static_cast<float*>(out.lanes_data.data_ptr()));
+      out.lanes_isa = lanes;
+    }
+  }
   return out;
 }
 

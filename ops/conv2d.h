@@ -46,7 +46,12 @@ struct PackedConv2dFilters {
   Tensor data;      // float32, on the cpu
   std::string isa;  // the micro-kernels and layout they are packed for ("avx2", "avx512",
                     // "avx512-lanes": conv2d_implicit_gemm_packed_layout)
-  Shape w_shape;    // of the filters packed, and their groups
+  // A stride-1 layer's layout depends on its image size, unknown when packing (Note [Filters in
+  // lanes] in kernels/cpu/conv2d_implicit_gemm_lanes.cpp): `data` is then for the image copies,
+  // and where the filters in lanes may serve the layer they are packed for those too.
+  Tensor lanes_data;
+  std::string lanes_isa;
+  Shape w_shape;  // of the filters packed, and their groups
   int64_t groups = 1;
 };
 // throws: ShapeError unless w is 4-D with a positive filter count divisible by p.groups;

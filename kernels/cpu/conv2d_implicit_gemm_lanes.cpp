@@ -13,17 +13,19 @@ namespace ember::kernels::cpu::implicit_gemm {
 
 // Note [Filters in lanes]: where the implicit GEMM would gather panels (Note [Panel packing]):
 // strided layers, and at stride 1 the images with no copy layout (rows not a multiple of 16
-// wide and OH * OW not a multiple of 16), the forward of a 3x3 (any R x S but 1x1) layer of
-// 32k filters instead puts 32 filters in the lanes of two vectors, as ONNX Runtime's NCHWc
-// kernels do with their channel blocks. Each thread makes a zero-padded copy of its image (C planes
-// of lane_rows x lane_cols), and a tile of up to kLanePixels output columns of one output row
-// multiplies, for each tap, the tap's 32 filter values (one packed row) by each column's input
-// value broadcast from the copy: the stride is only the distance between the broadcast reads, so a
-// strided layer costs no more than one at stride 1. The tile is transposed into the output's filter
-// rows as it is stored. Faster than the panels on strided 3x3 layers and on stride-1 rows of 14,
-// not on 1x1 strided layers nor flat 8 x 8 copies (docs/conv.md, "Filters in lanes"). The packed
-// filters' layout follows this choice (conv2d_implicit_gemm_packed_layout). AVX-512 only
-// (docs/conv.md).
+// wide and OH * OW not a multiple of 16), and also where its copy would be a flat one (8 x 8,
+// 4 x 4, 12 x 12), the forward of a 3x3 (any R x S but 1x1) layer of 32k filters instead puts
+// 32 filters in the lanes of two vectors, as ONNX Runtime's NCHWc kernels do with their channel
+// blocks. Each thread makes a zero-padded copy of its image (C planes of lane_rows x
+// lane_cols), and a tile of up to kLanePixels output columns of one output row multiplies, for
+// each tap, the tap's 32 filter values (one packed row) by each column's input value broadcast
+// from the copy: the stride is only the distance between the broadcast reads, so a strided layer
+// costs no more than one at stride 1. The tile is transposed into the output's filter rows as it
+// is stored. Faster than the panels on strided 3x3 layers, on stride-1 rows of 14 and (since
+// its 8-column tiles store through a transpose in registers) on the flat copies' images; not on
+// 1x1 strided layers nor on the padded copies' rows of 16 and more (docs/conv.md, "Filters in
+// lanes"). The packed filters' layout follows this choice (conv2d_implicit_gemm_packed_layout).
+// AVX-512 only (docs/conv.md).
 
 namespace {
 
@@ -58,7 +60,7 @@ void fill_lane_image(const ConvShape& s, const float* x, int64_t n, float* buf, 
 bool fwd_lanes_path(const Ukernels& uk, const ConvShape& s) {
   return uk.fwd_lanes != nullptr && s.groups == 1 && s.k % uk.lane_filters == 0 && s.r * s.s > 1 &&
          s.pad_h >= 0 && s.pad_w >= 0 && (s.stride_w == 1 || s.stride_w == 2) &&
-         !image_layout(s).ok;
+         (!image_layout(s).ok || image_layout(s).flat);
 }
 
 int64_t lane_image_elems(const ConvShape& s) {

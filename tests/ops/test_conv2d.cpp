@@ -394,6 +394,10 @@ TEST_CASE("conv2d: filters packed once give the same outputs as packed per call"
     ops::PackedConv2dFilters other = packed;
     other.isa = "another";
     other.data = zeros(packed.data.shape());
+    if (other.lanes_data.defined()) {
+      other.lanes_isa = "another-lanes";
+      other.lanes_data = zeros(packed.lanes_data.shape());
+    }
     CHECK(ops::conv2d_bias_clamp(x, w, b, p, -inf, inf, &other).to_vector<float>() ==
           ops::conv2d(x, w, b, p).to_vector<float>());
     // Packed for another filter shape: an error, never another layer's filters.
@@ -492,10 +496,12 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
         std::vector<double> relu(ref.y.size());
         for (size_t i = 0; i < relu.size(); ++i) relu[i] = std::max(0.0, ref.y[i]);
         const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, cs.p);
-        // At stride 1 the packing cannot know the image size, so it packs for the copy
-        // layouts; the forward then packs for itself, with the same values.
-        const bool lanes = isa == "avx512" && cs.p.stride[0] != 1;  // AVX-512 only
-        CHECK(packed.isa == (lanes ? isa + "-lanes" : isa));
+        // At stride 1 the packing cannot know the image size: it packs for the copy layouts, and
+        // for the filters in lanes too (AVX-512 only); the forward takes the one it needs.
+        const bool avx512 = isa == "avx512", strided = cs.p.stride[0] != 1;
+        CHECK(packed.isa == (avx512 && strided ? isa + "-lanes" : isa));
+        CHECK(packed.lanes_isa == (avx512 && !strided ? isa + "-lanes" : ""));
+        CHECK(packed.lanes_data.defined() == (avx512 && !strided));
         const Tensor relu_packed = ops::conv2d_bias_relu(x, w, b, cs.p, &packed);
         check_conv_close(relu_packed, kCPU, relu, ref.y_abs, kFloat32);
         CHECK(relu_packed.to_vector<float>() ==
