@@ -53,6 +53,24 @@ void check_residual_clamp(const Tensor& x, const Tensor& w, const Tensor& b, con
                    kFloat32);
 }
 
+// A case's random input, weight, bias and residual (y's shape), in [-1, 1], and its float64
+// reference.
+struct CaseData {
+  Tensor x, w, b, z;
+  ConvRef ref;
+};
+CaseData random_case(const ConvCase& cs, std::mt19937& g) {
+  CaseData d;
+  d.x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
+  d.w = random_tensor({cs.k, cs.c / cs.p.groups, cs.r, cs.s}, kFloat32, -1, 1, g);
+  d.b = random_tensor({cs.k}, kFloat32, -1, 1, g);
+  const Shape ys = ops::conv2d_output_shape(d.x.shape(), d.w.shape(), cs.p);
+  d.z = random_tensor(ys, kFloat32, -1, 1, g);
+  d.ref = conv_reference(cs, d.x.to_vector<double>(), d.w.to_vector<double>(),
+                         d.b.to_vector<double>(), {}, ys[2], ys[3]);
+  return d;
+}
+
 // Runs body(isa) with the cpu implicit GEMM forced, under each instruction set of its
 // micro-kernels that this CPU has (the others reported as skipped), and restores the cap, the
 // thread count and the algorithm after.
@@ -448,12 +466,7 @@ TEST_CASE("conv2d: threads sharing each image of a batch smaller than the thread
         ConvCase{"8 x 8, 1 image", 1, 64, 8, 8, 64, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)}}) {
     const std::string name = cs.name;
     CAPTURE(name);
-    const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
-    const Tensor w = random_tensor({cs.k, cs.c, cs.r, cs.s}, kFloat32, -1, 1, g);
-    const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
-    const Tensor z = random_tensor({cs.n, cs.k, cs.h, cs.w}, kFloat32, -1, 1, g);
-    const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
-                                       b.to_vector<double>(), {}, cs.h, cs.w);
+    const auto [x, w, b, z, ref] = random_case(cs, g);
     check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
     check_residual_clamp(x, w, b, z, cs.p, ref);
   }
@@ -484,13 +497,7 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
                      conv_params(2, 2, 0, 0, 2, 2, 1)}}) {
         const std::string name = cs.name;
         CAPTURE(name);
-        const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
-        const Tensor w = random_tensor({cs.k, cs.c, cs.r, cs.s}, kFloat32, -1, 1, g);
-        const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
-        const Shape ys = ops::conv2d_output_shape(x.shape(), w.shape(), cs.p);
-        const Tensor z = random_tensor(ys, kFloat32, -1, 1, g);
-        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
-                                           b.to_vector<double>(), {}, ys[2], ys[3]);
+        const auto [x, w, b, z, ref] = random_case(cs, g);
         check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
         check_residual_clamp(x, w, b, z, cs.p, ref);
         std::vector<double> relu(ref.y.size());
@@ -538,13 +545,7 @@ TEST_CASE("conv2d: residual sums on each of the implicit GEMM's store paths") {
                      conv_params(2, 2, 1, 1, 1, 1, 1)}}) {
         const std::string name = cs.name;
         CAPTURE(name);
-        const Tensor x = random_tensor({cs.n, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
-        const Tensor w = random_tensor({cs.k, cs.c, cs.r, cs.s}, kFloat32, -1, 1, g);
-        const Tensor b = random_tensor({cs.k}, kFloat32, -1, 1, g);
-        const Shape ys = ops::conv2d_output_shape(x.shape(), w.shape(), cs.p);
-        const Tensor z = random_tensor(ys, kFloat32, -1, 1, g);
-        const ConvRef ref = conv_reference(cs, x.to_vector<double>(), w.to_vector<double>(),
-                                           b.to_vector<double>(), {}, ys[2], ys[3]);
+        const auto [x, w, b, z, ref] = random_case(cs, g);
         check_residual_clamp(x, w, b, z, cs.p, ref);
         // The sum is rounded once, as conv2d then add round it.
         const Tensor sum = ops::add(ops::conv2d(x, w, b, cs.p), z);
