@@ -1,8 +1,9 @@
-// Parts shared by the implicit-GEMM convolution's two files (kernels/cpu/conv2d_implicit_gemm.cpp:
-// forward and backward data; kernels/cpu/conv2d_implicit_gemm_filter.cpp: the filter gradient):
-// tile sizes, the threading rule, the image-copy layout and panel runs. Private to those files,
-// which are compiled for the build's target and reach the instruction sets' micro-kernels through
-// their tables (kernels/cpu/conv2d_implicit_gemm_ukernels.h).
+// Parts shared by the implicit-GEMM convolution's driver files in kernels/cpu/
+// (conv2d_implicit_gemm.cpp: forward and backward data; conv2d_implicit_gemm_lanes.cpp: the
+// forward with the filters in lanes; conv2d_implicit_gemm_filter.cpp: the filter gradient): tile
+// sizes, the threading rule, the image-copy layout, panel runs and the forward's epilogue.
+// Private to those files, which are compiled for the build's target and reach the instruction
+// sets' micro-kernels through their tables (kernels/cpu/conv2d_implicit_gemm_ukernels.h).
 #pragma once
 
 #include <omp.h>
