@@ -361,17 +361,19 @@ inline void store_columns8(const __m512* v, const float* bounds, float* c, int64
     u[j + 2] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0x44);
     u[j + 3] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0xee);
   }
-  for (int m = 0; m < 4; ++m)
-    for (int h = 0; h < 2; ++h) {  // filters m + 4h and m + 4h + 8
-      // Lanes h and h + 2 of the rows 0-3 and 4-7 parts, then in filter order.
-      const int pick = h == 0 ? 0x88 : 0xdd;
-      const __m512 w = _mm512_shuffle_f32x4(u[m], u[m + 4], pick);  // [a.h, a.h+2, b.h, b.h+2]
-      const __m512 r = _mm512_shuffle_f32x4(w, w, 0xd8);               // [a.h, b.h, a.h+2, b.h+2]
-      const int f = m + 4 * h;
-      _mm256_storeu_ps(c + f * ldc, _mm512_castps512_ps256(r));
-      _mm256_storeu_ps(c + (f + 8) * ldc,
-                       _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
-    }
+  // w holds lanes h and h + 2 of the rows 0-3 part a and of the rows 4-7 part b: [a.h, a.h+2,
+  // b.h, b.h+2]; put in filter order, [a.h, b.h, a.h+2, b.h+2] are filters f and f + 8. (The
+  // shuffles' selectors are immediates, literal even where the compiler does not unroll.)
+  auto store = [&](__m512 w, int f) {
+    const __m512 r = _mm512_shuffle_f32x4(w, w, 0xd8);
+    _mm256_storeu_ps(c + f * ldc, _mm512_castps512_ps256(r));
+    _mm256_storeu_ps(c + (f + 8) * ldc,
+                     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
+  };
+  for (int m = 0; m < 4; ++m) {
+    store(_mm512_shuffle_f32x4(u[m], u[m + 4], 0x88), m);      // lanes 0 and 2
+    store(_mm512_shuffle_f32x4(u[m], u[m + 4], 0xdd), m + 4);  // lanes 1 and 3
+  }
 }
 #pragma GCC diagnostic pop
 
