@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <random>
@@ -72,10 +73,10 @@ CaseData random_case(const ConvCase& cs, std::mt19937& g) {
 }
 
 // Runs body(isa) with the cpu implicit GEMM forced, under each instruction set of its
-// micro-kernels that this CPU has (the others reported as skipped), and restores the cap, the
-// thread count and the algorithm after.
+// micro-kernels that this CPU has (the others reported as skipped) and on each of `threads`
+// thread counts, and restores the cap, the thread count and the algorithm after.
 template <typename Body>
-void for_each_conv_isa(const std::string& what, Body body) {
+void for_each_conv_isa(const std::string& what, std::initializer_list<int> threads, Body body) {
   ConvPolicyGuard guard;
   struct Restore {
     int n;
@@ -96,7 +97,11 @@ void for_each_conv_isa(const std::string& what, Body body) {
     }
     kernels::cpu::set_cpu_isa_cap(isa);
     ops::clear_conv_algo_cache();
-    body(isa);
+    for (int nt : threads) {
+      set_num_threads(nt);
+      CAPTURE(nt);
+      body(isa);
+    }
   }
 }
 
@@ -484,38 +489,34 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
   CAPTURE(seed);
   std::mt19937 g(seed);
   const double inf = std::numeric_limits<double>::infinity();
-  for_each_conv_isa("conv2d filters in lanes", [&](const std::string& isa) {
-    for (int nt : {1, 4}) {
-      set_num_threads(nt);
-      CAPTURE(nt);
-      for (const ConvCase& cs :
-           {ConvCase{"3x3 s2, 13 x 13", 3, 16, 13, 13, 32, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
-            ConvCase{"3x3 s2, 1 image", 1, 24, 20, 19, 64, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
-            ConvCase{"5x3 s(2,1) pad 2", 3, 8, 11, 16, 32, 5, 3, conv_params(2, 1, 2, 2, 1, 1, 1)},
-            ConvCase{"3x3 s1, 14 x 14", 2, 16, 14, 14, 32, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-            ConvCase{"3x3 s2 dil 2 pad 0", 1, 5, 21, 23, 32, 3, 3,
-                     conv_params(2, 2, 0, 0, 2, 2, 1)}}) {
-        const std::string name = cs.name;
-        CAPTURE(name);
-        const auto [x, w, b, z, ref] = random_case(cs, g);
-        check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
-        check_residual_clamp(x, w, b, z, cs.p, ref);
-        std::vector<double> relu(ref.y.size());
-        for (size_t i = 0; i < relu.size(); ++i) relu[i] = std::max(0.0, ref.y[i]);
-        const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, cs.p);
-        // At stride 1 the packing cannot know the image size: it packs for the copy layouts, and
-        // for the filters in lanes too (AVX-512 only); the forward takes the one it needs.
-        const bool avx512 = isa == "avx512", strided = cs.p.stride[0] != 1;
-        CHECK(packed.isa == (avx512 && strided ? isa + "-lanes" : isa));
-        CHECK(packed.lanes_isa == (avx512 && !strided ? isa + "-lanes" : ""));
-        CHECK(packed.lanes_data.defined() == (avx512 && !strided));
-        const Tensor relu_packed = ops::conv2d_bias_relu(x, w, b, cs.p, &packed);
-        check_conv_close(relu_packed, kCPU, relu, ref.y_abs, kFloat32);
-        CHECK(relu_packed.to_vector<float>() ==
-              ops::conv2d_bias_relu(x, w, b, cs.p).to_vector<float>());
-        CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf, &packed).to_vector<float>() ==
-              ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>());
-      }
+  for_each_conv_isa("conv2d filters in lanes", {1, 4}, [&](const std::string& isa) {
+    for (const ConvCase& cs :
+         {ConvCase{"3x3 s2, 13 x 13", 3, 16, 13, 13, 32, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+          ConvCase{"3x3 s2, 1 image", 1, 24, 20, 19, 64, 3, 3, conv_params(2, 2, 1, 1, 1, 1, 1)},
+          ConvCase{"5x3 s(2,1) pad 2", 3, 8, 11, 16, 32, 5, 3, conv_params(2, 1, 2, 2, 1, 1, 1)},
+          ConvCase{"3x3 s1, 14 x 14", 2, 16, 14, 14, 32, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+          ConvCase{"3x3 s2 dil 2 pad 0", 1, 5, 21, 23, 32, 3, 3,
+                   conv_params(2, 2, 0, 0, 2, 2, 1)}}) {
+      const std::string name = cs.name;
+      CAPTURE(name);
+      const auto [x, w, b, z, ref] = random_case(cs, g);
+      check_conv_close(ops::conv2d(x, w, b, cs.p), kCPU, ref.y, ref.y_abs, kFloat32);
+      check_residual_clamp(x, w, b, z, cs.p, ref);
+      std::vector<double> relu(ref.y.size());
+      for (size_t i = 0; i < relu.size(); ++i) relu[i] = std::max(0.0, ref.y[i]);
+      const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, cs.p);
+      // At stride 1 the packing cannot know the image size: it packs for the copy layouts, and
+      // for the filters in lanes too (AVX-512 only); the forward takes the one it needs.
+      const bool avx512 = isa == "avx512", strided = cs.p.stride[0] != 1;
+      CHECK(packed.isa == (avx512 && strided ? isa + "-lanes" : isa));
+      CHECK(packed.lanes_isa == (avx512 && !strided ? isa + "-lanes" : ""));
+      CHECK(packed.lanes_data.defined() == (avx512 && !strided));
+      const Tensor relu_packed = ops::conv2d_bias_relu(x, w, b, cs.p, &packed);
+      check_conv_close(relu_packed, kCPU, relu, ref.y_abs, kFloat32);
+      CHECK(relu_packed.to_vector<float>() ==
+            ops::conv2d_bias_relu(x, w, b, cs.p).to_vector<float>());
+      CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf, &packed).to_vector<float>() ==
+            ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>());
     }
   });
 }
@@ -529,29 +530,23 @@ TEST_CASE("conv2d: residual sums on each of the implicit GEMM's store paths") {
   CAPTURE(seed);
   std::mt19937 g(seed);
   const double inf = std::numeric_limits<double>::infinity();
-  for_each_conv_isa("conv2d residual sums", [&](const std::string&) {
-    for (int nt : {1, 2}) {
-      set_num_threads(nt);
-      CAPTURE(nt);
-      for (const ConvCase& cs :
-           {ConvCase{"32 x 32 planes, image by image", 2, 8, 32, 32, 16, 3, 3,
-                     conv_params(1, 1, 1, 1, 1, 1, 1)},
-            ConvCase{"16 x 16, 24 filters", 3, 8, 16, 16, 24, 3, 3,
-                     conv_params(1, 1, 1, 1, 1, 1, 1)},
-            ConvCase{"16 x 16, 13 filters", 2, 5, 16, 16, 13, 3, 3,
-                     conv_params(1, 1, 1, 1, 1, 1, 1)},
-            ConvCase{"panels, 7 x 9", 2, 6, 7, 9, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
-            ConvCase{"panels, stride 2, 20 filters", 2, 4, 15, 17, 20, 3, 3,
-                     conv_params(2, 2, 1, 1, 1, 1, 1)}}) {
-        const std::string name = cs.name;
-        CAPTURE(name);
-        const auto [x, w, b, z, ref] = random_case(cs, g);
-        check_residual_clamp(x, w, b, z, cs.p, ref);
-        // The sum is rounded once, as conv2d then add round it.
-        const Tensor sum = ops::add(ops::conv2d(x, w, b, cs.p), z);
-        CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>() ==
-              sum.to_vector<float>());
-      }
+  for_each_conv_isa("conv2d residual sums", {1, 2}, [&](const std::string&) {
+    for (const ConvCase& cs :
+         {ConvCase{"32 x 32 planes, image by image", 2, 8, 32, 32, 16, 3, 3,
+                   conv_params(1, 1, 1, 1, 1, 1, 1)},
+          ConvCase{"16 x 16, 24 filters", 3, 8, 16, 16, 24, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+          ConvCase{"16 x 16, 13 filters", 2, 5, 16, 16, 13, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+          ConvCase{"panels, 7 x 9", 2, 6, 7, 9, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
+          ConvCase{"panels, stride 2, 20 filters", 2, 4, 15, 17, 20, 3, 3,
+                   conv_params(2, 2, 1, 1, 1, 1, 1)}}) {
+      const std::string name = cs.name;
+      CAPTURE(name);
+      const auto [x, w, b, z, ref] = random_case(cs, g);
+      check_residual_clamp(x, w, b, z, cs.p, ref);
+      // The sum is rounded once, as conv2d then add round it.
+      const Tensor sum = ops::add(ops::conv2d(x, w, b, cs.p), z);
+      CHECK(ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>() ==
+            sum.to_vector<float>());
     }
   });
 }
