@@ -115,6 +115,11 @@ std::string OpArgs::s(const char* attr, const std::string& fallback) const {
 std::vector<int64_t> OpArgs::ints(const char* attr, std::vector<int64_t> fallback) const {
   return has(attr) ? attr_of(*this, attr, Attr::Kind::ints, "a list of ints").ints : fallback;
 }
+const std::vector<int64_t>* OpArgs::ints_if(const char* attr) const {
+  auto it = node.attrs.find(attr);
+  return it == node.attrs.end() ? nullptr
+                                : &attr_of(*this, attr, Attr::Kind::ints, "a list of ints").ints;
+}
 std::vector<double> OpArgs::floats(const char* attr) const {
   return has(attr) ? attr_of(*this, attr, Attr::Kind::floats, "a list of floats").floats
                    : std::vector<double>{};

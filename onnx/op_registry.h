@@ -37,6 +37,9 @@ struct OpArgs {
   double f(const char* attr, double fallback) const;
   std::string s(const char* attr, const std::string& fallback) const;
   std::vector<int64_t> ints(const char* attr, std::vector<int64_t> fallback = {}) const;
+  // The node's list of ints `attr` where it has one, null where it has none: no copy, for the
+  // ops that read attributes on every run (Conv).
+  const std::vector<int64_t>* ints_if(const char* attr) const;
   std::vector<double> floats(const char* attr) const;
   const Tensor& tensor(const char* attr) const;
   // A FormatError naming the node: "<op> node '<name>': <message>".

@@ -38,35 +38,43 @@ Window window_of(const OpArgs& a, const Tensor& x, std::vector<int64_t> kernel) 
   if (sd != 1 && sd != 2)
     a.fail("only 1-D and 2-D inputs ([N, C, L] or [N, C, H, W]) are supported, got shape " +
            detail::str_cat(x.shape()));
-  kernel = a.ints("kernel_shape", kernel);
-  const auto strides = a.ints("strides", std::vector<int64_t>(sd, 1));
-  const auto dil = a.ints("dilations", std::vector<int64_t>(sd, 1));
-  const auto pads = a.ints("pads", std::vector<int64_t>(2 * sd, 0));
-  if (static_cast<int64_t>(kernel.size()) != sd || static_cast<int64_t>(strides.size()) != sd ||
-      static_cast<int64_t>(dil.size()) != sd || static_cast<int64_t>(pads.size()) != 2 * sd)
+  // Read in place (the op runs on every run of the model): an absent list is its default.
+  if (const auto* k = a.ints_if("kernel_shape")) kernel = *k;
+  const auto* strides = a.ints_if("strides");
+  const auto* dil = a.ints_if("dilations");
+  const auto* pads = a.ints_if("pads");
+  auto sized = [](const std::vector<int64_t>* v, int64_t n) {
+    return v == nullptr || static_cast<int64_t>(v->size()) == n;
+  };
+  if (static_cast<int64_t>(kernel.size()) != sd || !sized(strides, sd) || !sized(dil, sd) ||
+      !sized(pads, 2 * sd))
     a.fail("kernel_shape, strides, dilations need " + std::to_string(sd) + " values and pads " +
            std::to_string(2 * sd) + " for a " + std::to_string(sd) + "-D input");
+  auto at = [](const std::vector<int64_t>* v, int64_t i, int64_t fallback) {
+    return v != nullptr ? (*v)[static_cast<size_t>(i)] : fallback;
+  };
   Window w;
   w.one_d = sd == 1;
   const int64_t o = 2 - sd;  // a 1-D window fills the width
   for (int64_t i = 0; i < sd; ++i) {
-    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[sd + i] < 0)
-      a.fail("kernel sizes, strides and dilations must be positive, pads non-negative");
     w.kernel[o + i] = kernel[i];
-    w.stride[o + i] = strides[i];
-    w.dilation[o + i] = dil[i];
-    w.begin[o + i] = pads[i];
-    w.end[o + i] = pads[sd + i];
+    w.stride[o + i] = at(strides, i, 1);
+    w.dilation[o + i] = at(dil, i, 1);
+    w.begin[o + i] = at(pads, i, 0);
+    w.end[o + i] = at(pads, sd + i, 0);
+    if (w.kernel[o + i] < 1 || w.stride[o + i] < 1 || w.dilation[o + i] < 1 ||
+        w.begin[o + i] < 0 || w.end[o + i] < 0)
+      a.fail("kernel sizes, strides and dilations must be positive, pads non-negative");
   }
   const std::string auto_pad = a.s("auto_pad", "NOTSET");
   if (auto_pad == "VALID") {
     w.begin = w.end = {0, 0};
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (int64_t i = 0; i < sd; ++i) {
-      const int64_t in = x.size(2 + i), s = strides[i];
+      const int64_t in = x.size(2 + i), s = w.stride[o + i];
       const int64_t out = (in + s - 1) / s;
       const int64_t total =
-          std::max<int64_t>(0, (out - 1) * s + (kernel[i] - 1) * dil[i] + 1 - in);
+          std::max<int64_t>(0, (out - 1) * s + (kernel[i] - 1) * w.dilation[o + i] + 1 - in);
       const int64_t small = total / 2, big = total - small;
       w.begin[o + i] = auto_pad == "SAME_UPPER" ? small : big;
       w.end[o + i] = auto_pad == "SAME_UPPER" ? big : small;
