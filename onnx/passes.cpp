@@ -347,21 +347,24 @@ std::vector<Tensor> run_node(const Node& node, int64_t opset, Device device,
   if (!def) EMBER_THROW(ValueError, "operator ", node.op_type, " is not supported");
   NoGradGuard no_grad;
   OpArgs args{node, opset, device, std::move(inputs)};
-  const std::string where = node.op_type + " node '" + node.name + "': ";
+  // The node named in front of an error (built only then: this runs for every node on every run).
+  auto where = [&](const std::exception& e) {
+    return node.op_type + " node '" + node.name + "': " + e.what();
+  };
   try {
     return def->run(args);
   } catch (const FormatError&) {
     throw;  // already names the node
   } catch (const ShapeError& e) {
-    throw ShapeError(where + e.what());
+    throw ShapeError(where(e));
   } catch (const DTypeError& e) {
-    throw DTypeError(where + e.what());
+    throw DTypeError(where(e));
   } catch (const IndexError& e) {
-    throw IndexError(where + e.what());
+    throw IndexError(where(e));
   } catch (const DeviceError& e) {
-    throw DeviceError(where + e.what());
+    throw DeviceError(where(e));
   } catch (const ValueError& e) {
-    throw ValueError(where + e.what());
+    throw ValueError(where(e));
   }
 }
 
