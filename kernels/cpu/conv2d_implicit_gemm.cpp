@@ -400,10 +400,13 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
                 const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const ImageLayout l = image_layout(s);
+  // Tap (c, r, q)'s offset: (r, q)'s in the first plane, plus c planes (in either layout); not
+  // l.tap for every tap, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call.
   std::vector<int64_t> off(d);
-  for (int64_t c = 0, t = 0; c < s.cg(); ++c)
-    for (int64_t r = 0; r < s.r; ++r)
-      for (int64_t q = 0; q < s.s; ++q) off[t++] = l.tap(s, 0, c, r, q);
+  const int64_t rs = s.r * s.s;
+  for (int64_t r = 0; r < s.r; ++r)
+    for (int64_t q = 0; q < s.s; ++q) off[r * s.s + q] = l.tap(s, 0, 0, r, q);
+  for (int64_t t = rs; t < d; ++t) off[t] = off[t - rs] + l.pitch;
   const bool shared = shared_image(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
   const bool in_place = l.is_image(s);  // read the image itself, not a copy
