@@ -38,7 +38,7 @@ struct Node {
   std::string domain;  // "" is the default ONNX domain
   std::vector<std::string> inputs;  // "" marks an omitted optional input
   std::vector<std::string> outputs;
-  std::map<std::string, Attr> attrs;
+  std::map<std::string, Attr, std::less<>> attrs;  // looked up by C strings without a copy
   bool fused_relu = false;  // a Conv whose Relu the fusion pass folded in (onnx/passes.cpp)
   // A Conv whose Clip the fusion pass folded in: its bounds (lo, hi), e.g. ReLU6's (0, 6).
   std::optional<std::pair<double, double>> fused_clip;

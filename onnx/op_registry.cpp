@@ -25,7 +25,9 @@ const std::map<std::string, OpDef>& table() {
 }
 
 const Attr& attr_of(const OpArgs& a, const char* name, Attr::Kind kind, const char* kind_name) {
-  const Attr& at = a.node.attrs.at(name);
+  const auto it = a.node.attrs.find(name);
+  if (it == a.node.attrs.end()) a.fail(std::string("attribute '") + name + "' is missing");
+  const Attr& at = it->second;
   if (at.kind != kind) a.fail(std::string("attribute '") + name + "' is not " + kind_name);
   return at;
 }
