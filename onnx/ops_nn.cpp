@@ -18,6 +18,7 @@
 #include "autograd/reduce.h"
 #include "autograd/shape.h"
 #include "ops/conv2d.h"
+#include "ops/linear.h"
 #include "onnx/op_registry.h"
 
 namespace ember::onnx {
@@ -343,10 +344,21 @@ Out layer_norm_op(const OpArgs& a) {
 Out gemm_op(const OpArgs& a) {
   Tensor A = a.input(0), B = a.input(1);
   if (A.dim() != 2 || B.dim() != 2) a.fail("A and B must be 2-D");
-  if (a.i("transA", 0)) A = transpose(A, 0, 1);
-  if (a.i("transB", 0)) B = transpose(B, 0, 1);
-  Tensor y = matmul(A, B);
+  const bool ta = a.i("transA", 0) != 0, tb = a.i("transB", 0) != 0;
   const double alpha = a.f("alpha", 1.0), beta = a.f("beta", 1.0);
+  // A fully connected layer as PyTorch exports it (y = A Bᵀ + bias): the linear layer, which adds
+  // the bias into the product in place (the same sums as the two ops; one op and one allocation
+  // fewer).
+  if (!ta && tb && alpha == 1.0 && beta == 1.0 && a.has_input(2)) {
+    const Tensor& bias = a.input(2);
+    if (bias.dim() == 1 && bias.size(0) == B.size(0) && A.size(1) == B.size(1) &&
+        (A.dtype() == kFloat32 || A.dtype() == kFloat64) && bias.dtype() == A.dtype() &&
+        B.dtype() == A.dtype() && bias.device() == A.device() && B.device() == A.device())
+      return {ops::linear(A, B, bias)};
+  }
+  if (ta) A = transpose(A, 0, 1);
+  if (tb) B = transpose(B, 0, 1);
+  Tensor y = matmul(A, B);
   if (alpha != 1.0) y = mul(y, alpha);
   if (a.has_input(2)) y = add(y, beta == 1.0 ? a.input(2) : mul(a.input(2), beta));
   return {y};
