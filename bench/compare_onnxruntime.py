@@ -22,6 +22,12 @@ rounds, the two runtimes taking turns (Ember, ONNX Runtime, Ember, ...); the tab
 runtime's round with the lowest median, and the ratio of those.
 
     /usr/bin/python3 bench/compare_onnxruntime.py [--build build] [--repeats 30] [--rounds 3]
+
+--layers compares single layers instead, batch 1 on 1 and 2 threads: ResNet-style's stride-1
+3x3 convolutions (Conv + Relu, 16 channels on 32 x 32, 32 on 16 x 16, 64 on 8 x 8) as chains of
+one and of eight identical nodes; a layer's time is (eight - one) / 7, which leaves out each
+runtime's fixed cost per run (and ONNX Runtime's layout changes at the model's ends), and which
+ONNX Runtime's own profile overstates by about 3 us a node.
 """
 import argparse
 import json
@@ -54,10 +60,17 @@ def rss_kib(field):
     return 0
 
 
+def input_shape(model, batch):
+    """The model's input shape with its first dim set to `batch`."""
+    import onnx
+    dims = onnx.load(model).graph.input[0].type.tensor_type.shape.dim
+    return (batch,) + tuple(d.dim_value for d in dims[1:])
+
+
 def child(runtime, model, threads, batch, repeats):
     """Runs in its own process; prints one JSON line."""
     import numpy as np
-    x = np.random.default_rng(0).standard_normal((batch, 3, 32, 32)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal(input_shape(model, batch)).astype(np.float32)
     before_import = rss_kib("VmRSS")
     if runtime == "ember":
         import ember
@@ -72,7 +85,7 @@ def child(runtime, model, threads, batch, repeats):
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-        run = lambda: s.run(None, {"x": x})  # noqa: E731
+        run = lambda: s.run(None, {s.get_inputs()[0].name: x})  # noqa: E731
         version = "onnxruntime " + ort.__version__
     base = rss_kib("VmRSS")
     anon_base = rss_kib("RssAnon")
@@ -96,12 +109,71 @@ def child(runtime, model, threads, batch, repeats):
     print(json.dumps(out))
 
 
+def conv_chain(path, channels, size, nodes):
+    """Writes a model of `nodes` Conv (3x3, padding 1, bias) + Relu pairs on [1, channels, size,
+    size]."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(nodes)
+    inits, graph_nodes, cur = [], [], "x"
+    for i in range(nodes):
+        w = (rng.standard_normal((channels, channels, 3, 3)) * 0.05).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{i}"),
+                  numpy_helper.from_array(np.zeros(channels, np.float32), f"b{i}")]
+        out = "y" if i == nodes - 1 else f"r{i}"
+        graph_nodes += [helper.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"c{i}"],
+                                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                        helper.make_node("Relu", [f"c{i}"], [out])]
+        cur = out
+    shape = [1, channels, size, size]
+    graph = helper.make_graph(graph_nodes, "conv_chain",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def median_of(py, env, runtime, path, threads, repeats):
+    env["OMP_NUM_THREADS"] = str(threads)
+    p = subprocess.run([str(py), __file__, "--child", runtime, path, str(threads), "1",
+                        str(repeats)], env=env, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"{runtime} failed on {path}:\n{p.stderr}")
+    return json.loads(p.stdout.strip().splitlines()[-1])["median"]
+
+
+def layers(py, env, repeats, rounds):
+    folder = Path(tempfile.mkdtemp(prefix="ember_ort_layers_"))
+    print(f"{'layer':22} {'thr':>3} {'Ember ms':>9} {'ORT ms':>9} {'ratio':>6}")
+    for channels, size in ((16, 32), (32, 16), (64, 8)):
+        paths = {}
+        for nodes in (1, 8):
+            paths[nodes] = str(folder / f"chain{channels}x{size}_{nodes}.onnx")
+            conv_chain(paths[nodes], channels, size, nodes)
+        for threads in (1, 2):
+            best = {}
+            for _ in range(rounds):  # the runtimes and chain lengths taking turns
+                for rt in ("ember", "ort"):
+                    for n in (1, 8):
+                        m = median_of(py, env, rt, paths[n], threads, repeats)
+                        best[rt, n] = min(m, best.get((rt, n), m))
+            per = {rt: (best[rt, 8] - best[rt, 1]) / 7 for rt in ("ember", "ort")}
+            name = f"{channels}->{channels} 3x3 {size}x{size}"
+            print(f"{name:22} {threads:3} {per['ember']:9.4f} {per['ort']:9.4f} "
+                  f"{per['ember'] / per['ort']:6.2f}", flush=True)
+    print(f"(batch 1, each node Conv + Relu; models in {folder})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3,
                     help="processes per runtime and configuration, taking turns (the best is shown)")
+    ap.add_argument("--layers", action="store_true",
+                    help="single stride-1 3x3 layers as chains of nodes, batch 1 (see above)")
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -109,6 +181,8 @@ def main():
         return child(rt, model, int(threads), int(batch), int(repeats))
     py = venv_python()
     env = dict(os.environ, PYTHONPATH=str(Path(args.build) / "python"), OMP_NUM_THREADS="1")
+    if args.layers:
+        return layers(py, env, max(args.repeats, 200), max(args.rounds, 1))
     sys.path.insert(0, str(ROOT / "tests" / "onnx"))
     import torch_models  # noqa: E402 (PyTorch exports the models)
     folder = Path(tempfile.mkdtemp(prefix="ember_ort_"))
