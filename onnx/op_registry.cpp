@@ -118,9 +118,11 @@ std::vector<int64_t> OpArgs::ints(const char* attr, std::vector<int64_t> fallbac
   return has(attr) ? attr_of(*this, attr, Attr::Kind::ints, "a list of ints").ints : fallback;
 }
 const std::vector<int64_t>* OpArgs::ints_if(const char* attr) const {
-  auto it = node.attrs.find(attr);
-  return it == node.attrs.end() ? nullptr
-                                : &attr_of(*this, attr, Attr::Kind::ints, "a list of ints").ints;
+  const auto it = node.attrs.find(attr);
+  if (it == node.attrs.end()) return nullptr;
+  if (it->second.kind != Attr::Kind::ints)
+    fail(std::string("attribute '") + attr + "' is not a list of ints");
+  return &it->second.ints;
 }
 std::vector<double> OpArgs::floats(const char* attr) const {
   return has(attr) ? attr_of(*this, attr, Attr::Kind::floats, "a list of floats").floats
