@@ -31,6 +31,14 @@ inline ::onnx::AttributeProto attr_i(const std::string& name, int64_t v) {
   return a;
 }
 
+inline ::onnx::AttributeProto attr_f(const std::string& name, float v) {
+  ::onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(::onnx::AttributeProto::FLOAT);
+  a.set_f(v);
+  return a;
+}
+
 inline ::onnx::AttributeProto attr_ints(const std::string& name, std::vector<int64_t> v) {
   ::onnx::AttributeProto a;
   a.set_name(name);

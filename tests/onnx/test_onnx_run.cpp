@@ -337,3 +337,38 @@ TEST_CASE("onnx run: Dropout in training mode zeroes a ratio of the elements and
   CHECK(eval[0].to_vector<float>() == xv);
   CHECK(eval[1].to_vector<bool>() == std::vector<bool>(n, true));
 }
+
+TEST_CASE("onnx run: Gemm as a fully connected layer (transB, a bias of N) equals the float64 sums") {
+  // PyTorch exports nn.Linear so; it runs as the linear layer (the bias added in place). A [1, N]
+  // bias, or alpha, keeps the general path: both against the same loop.
+  constexpr int M = 5, K = 19, N = 7;
+  const auto a = random_values(M * K, 31), b = random_values(N * K, 32), c = random_values(N, 33);
+  for (bool vector_bias : {true, false})
+    for (double alpha : {1.0, 0.5}) {
+      ModelBuilder m;
+      m.input("a", {M, K});
+      m.node("Gemm", {"a", "b", "c"}, {"y"},
+             {onnx_test::attr_i("transB", 1), onnx_test::attr_f("alpha", static_cast<float>(alpha))}, "fc");
+      m.init("b", {N, K}, b);
+      m.init("c", vector_bias ? std::vector<int64_t>{N} : std::vector<int64_t>{1, N}, c);
+      m.output("y");
+      const std::string bytes = m.bytes();
+      for (const char* dev : {"cpu", "emu"}) {
+        CAPTURE(dev);
+        CAPTURE(vector_bias);
+        CAPTURE(alpha);
+        eo::LoadOptions opts;
+        opts.device = Device::parse(dev);
+        const auto model = eo::load_from_memory(bytes.data(), bytes.size(), opts);
+        const auto got = model.run({from_vector(a, {M, K})})[0];
+        REQUIRE(got.shape() == Shape{M, N});
+        const auto y = got.to_vector<float>();
+        for (int i = 0; i < M; ++i)
+          for (int j = 0; j < N; ++j) {
+            double s = 0;
+            for (int k = 0; k < K; ++k) s += double(a[i * K + k]) * b[j * K + k];
+            CHECK(y[i * N + j] == doctest::Approx(alpha * s + c[j]).epsilon(1e-5));
+          }
+      }
+    }
+}
