@@ -24,12 +24,18 @@ const std::map<std::string, OpDef>& table() {
   return t;
 }
 
-const Attr& attr_of(const OpArgs& a, const char* name, Attr::Kind kind, const char* kind_name) {
+// The node's attribute `name` if it has one (null otherwise), a FormatError if not of `kind`.
+const Attr* attr_if(const OpArgs& a, const char* name, Attr::Kind kind, const char* kind_name) {
   const auto it = a.node.attrs.find(name);
-  if (it == a.node.attrs.end()) a.fail(std::string("attribute '") + name + "' is missing");
-  const Attr& at = it->second;
-  if (at.kind != kind) a.fail(std::string("attribute '") + name + "' is not " + kind_name);
-  return at;
+  if (it == a.node.attrs.end()) return nullptr;
+  if (it->second.kind != kind) a.fail(std::string("attribute '") + name + "' is not " + kind_name);
+  return &it->second;
+}
+
+const Attr& attr_of(const OpArgs& a, const char* name, Attr::Kind kind, const char* kind_name) {
+  const Attr* at = attr_if(a, name, kind, kind_name);
+  if (at == nullptr) a.fail(std::string("attribute '") + name + "' is missing");
+  return *at;
 }
 
 }  // namespace
@@ -118,11 +124,8 @@ std::vector<int64_t> OpArgs::ints(const char* attr, std::vector<int64_t> fallbac
   return has(attr) ? attr_of(*this, attr, Attr::Kind::ints, "a list of ints").ints : fallback;
 }
 const std::vector<int64_t>* OpArgs::ints_if(const char* attr) const {
-  const auto it = node.attrs.find(attr);
-  if (it == node.attrs.end()) return nullptr;
-  if (it->second.kind != Attr::Kind::ints)
-    fail(std::string("attribute '") + attr + "' is not a list of ints");
-  return &it->second.ints;
+  const Attr* at = attr_if(*this, attr, Attr::Kind::ints, "a list of ints");
+  return at != nullptr ? &at->ints : nullptr;
 }
 std::vector<double> OpArgs::floats(const char* attr) const {
   return has(attr) ? attr_of(*this, attr, Attr::Kind::floats, "a list of floats").floats

@@ -23,34 +23,35 @@ inline std::vector<float> random_values(size_t n, uint32_t seed) {
 
 using Attrs = std::vector<::onnx::AttributeProto>;
 
-inline ::onnx::AttributeProto attr_i(const std::string& name, int64_t v) {
+// An attribute with its name and type set; each builder below sets its value.
+inline ::onnx::AttributeProto attr_named(const std::string& name,
+                                         ::onnx::AttributeProto::AttributeType type) {
   ::onnx::AttributeProto a;
   a.set_name(name);
-  a.set_type(::onnx::AttributeProto::INT);
+  a.set_type(type);
+  return a;
+}
+
+inline ::onnx::AttributeProto attr_i(const std::string& name, int64_t v) {
+  auto a = attr_named(name, ::onnx::AttributeProto::INT);
   a.set_i(v);
   return a;
 }
 
 inline ::onnx::AttributeProto attr_f(const std::string& name, float v) {
-  ::onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(::onnx::AttributeProto::FLOAT);
+  auto a = attr_named(name, ::onnx::AttributeProto::FLOAT);
   a.set_f(v);
   return a;
 }
 
 inline ::onnx::AttributeProto attr_ints(const std::string& name, std::vector<int64_t> v) {
-  ::onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(::onnx::AttributeProto::INTS);
+  auto a = attr_named(name, ::onnx::AttributeProto::INTS);
   for (int64_t x : v) a.add_ints(x);
   return a;
 }
 
 inline ::onnx::AttributeProto attr_s(const std::string& name, const std::string& v) {
-  ::onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(::onnx::AttributeProto::STRING);
+  auto a = attr_named(name, ::onnx::AttributeProto::STRING);
   a.set_s(v);
   return a;
 }
