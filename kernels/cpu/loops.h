@@ -164,8 +164,8 @@ void parallel_range(int64_t n, F&& inner) {
 // An output much larger than the caches is written with non-temporal stores. An ordinary store
 // first reads the line it writes into the cache: for an output of many megabytes, a read from
 // memory of every byte the kernel writes, which it never uses, and lines that only evict the
-// kernel's inputs. Group norm's forward on [16, 256, 32, 32] (16.8 MB out) took 3.3-4.6 ms
-// against 2.3-3.8 with streaming stores on a Xeon, one thread (docs/benchmarks-cpu.md). Smaller
+// kernel's inputs. Group norm's forward on [16, 256, 32, 32] (16.8 MB out) took 2.8-4.7 ms
+// against 2.2-3.8 with streaming stores on a Xeon, one thread (docs/benchmarks-cpu.md). Smaller
 // outputs stay in the caches, where the op that reads them next finds them.
 constexpr int64_t kStreamBytes = int64_t{8} << 20;
 inline bool streams(int64_t bytes) {

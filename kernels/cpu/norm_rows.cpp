@@ -120,7 +120,7 @@ void fwd(const NormRowsShape& s, const T* x, const T* w, const T* b, T* y, stat_
         const auto v = (load(xr) - m) * rs;
         return (w ? v * load(w) : v) + (b ? load(b) : decltype(v){});
       });
-      stream_fence();
+      if (stream) stream_fence();
       return;
     }
     // y = (x - mean) * scale + shift per channel: x - mean first, as rstd may be large (a tiny
@@ -134,7 +134,7 @@ void fwd(const NormRowsShape& s, const T* x, const T* w, const T* b, T* y, stat_
       write_row(yr + c * inner, inner, stream,
                 [&](auto load) { return (load(xc) - m) * scale + shift; });
     }
-    stream_fence();
+    if (stream) stream_fence();
   });
 }
 
@@ -142,10 +142,7 @@ void fwd(const NormRowsShape& s, const T* x, const T* w, const T* b, T* y, stat_
 // blocks fixed by the shape alone, so the sums' order does not depend on the thread count.
 constexpr int64_t kRowBlocks = 32;
 
-// One row of layer norm's backward: dx (when dr is not null) and the row's terms of dweight and
-// dbias added to the block's partial sums pw, pb. The buffers never overlap (restrict: the loop
-// vectorises).
-// dx's row: rs (dy w - ma - xhat mb), xhat = (x - m) rs.
+// Layer norm's dx for one row: rs (dy w - ma - xhat mb), xhat = (x - m) rs.
 template <typename T, typename C>
 void dx_row(int64_t len, const T* xr, const T* gr, const C* wc, C m, C rs, C ma, C mb, T* dr,
             bool stream) {
@@ -155,6 +152,9 @@ void dx_row(int64_t len, const T* xr, const T* gr, const C* wc, C m, C rs, C ma,
   });
 }
 
+// One row of layer norm's backward: dx (when dr is not null) and the row's terms of dweight and
+// dbias added to the block's partial sums pw, pb. The buffers never overlap (restrict: the loop
+// vectorises).
 template <typename T, typename C>
 void row_grads(int64_t len, const T* __restrict xr, const T* __restrict gr, const C* __restrict wc,
                C m, C rs, C ma, C mb, T* __restrict dr, double* __restrict pw,
@@ -216,7 +216,7 @@ void bwd_per_element(const NormRowsShape& s, const T* x, const T* dy, const T* w
       }
       row_grads(len, xr, gr, wc.data(), m, rs, ma, mb, dr, pw, pb, stream);
     }
-    stream_fence();
+    if (stream) stream_fence();
   }
   if (!want_w) return;
   parallel_range(len, [&](int64_t lo, int64_t n) {
@@ -269,7 +269,7 @@ void bwd_per_channel(const NormRowsShape& s, const T* x, const T* dy, const T* w
         return rsc * (load(gc) * wc - ma - xhat * mb);
       });
     }
-    stream_fence();
+    if (stream) stream_fence();
   });
   if (!dw && !db) return;
   const int64_t per_group = s.rows / s.groups;
