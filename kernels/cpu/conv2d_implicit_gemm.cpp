@@ -392,6 +392,22 @@ bool tail_stored_in_place(const Ukernels& uk, const ConvShape& s) {
   return (s.kg() - (filter_blocks(s, uk.mr) - 1) * uk.mr) % uk.tail_step == 0;
 }
 
+// Tap (c, r, q)'s offset in layout l: (r, q)'s in the first plane, plus c planes (in either
+// layout); not l.tap for every tap, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call. Each
+// channel's entries come from the first channel's: reading back the entries just stored
+// (off[t - rs]) stalls on the vector loads that straddle two earlier stores. Made by each thread
+// for itself: a table the main thread writes on every call and the others read costs the main
+// thread the other cores' copies of its lines (0.6-0.9 us a call at batch 1 on two threads).
+std::vector<int64_t> tap_offsets(const ConvShape& s, const ImageLayout& l) {
+  const int64_t rs = s.r * s.s;
+  std::vector<int64_t> off(taps(s));
+  for (int64_t r = 0; r < s.r; ++r)
+    for (int64_t q = 0; q < s.s; ++q) off[r * s.s + q] = l.tap(s, 0, 0, r, q);
+  for (int64_t c = 1; c < s.cg(); ++c)
+    for (int64_t j = 0; j < rs; ++j) off[c * rs + j] = off[j] + c * l.pitch;
+  return off;
+}
+
 // fwd_panels on the prepared-image path. A batch of at least one image per thread: each thread
 // owns a contiguous run of images, copied into its own buffer. A smaller one: each thread owns a
 // run of every image's panels, copying the rows they read (Note [Fewer images than threads]).
@@ -400,13 +416,6 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
                 const float* bias, float* y, float* bufs, int64_t nw, const Epilogue& ep) {
   const int64_t d = taps(s), kg = s.kg(), mr = uk.mr, nb = filter_blocks(s, mr), p = s.oh * s.ow;
   const ImageLayout l = image_layout(s);
-  // Tap (c, r, q)'s offset: (r, q)'s in the first plane, plus c planes (in either layout); not
-  // l.tap for every tap, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call.
-  std::vector<int64_t> off(d);
-  const int64_t rs = s.r * s.s;
-  for (int64_t r = 0; r < s.r; ++r)
-    for (int64_t q = 0; q < s.s; ++q) off[r * s.s + q] = l.tap(s, 0, 0, r, q);
-  for (int64_t t = rs; t < d; ++t) off[t] = off[t - rs] + l.pitch;
   const bool shared = shared_image(s);
   const int64_t per = fwd_worker_elems(s);  // sizes depend on the threading context: not inside
   const bool in_place = l.is_image(s);  // read the image itself, not a copy
@@ -420,7 +429,8 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const Epilogue unclamped(nullptr, nullptr);
   const Epilogue& blocks = per_image ? unclamped : ep;
   // Panels [pi0, pi1) of image n, from its copy at xp.
-  auto image_panels = [&](const float* xp, int64_t n, int64_t pi0, int64_t pi1) {
+  auto image_panels = [&](const int64_t* off, const float* xp, int64_t n, int64_t pi0,
+                          int64_t pi1) {
     alignas(64) float tile[kMaxMr * kNr];
     for (int64_t g = 0; g < s.groups; ++g) {
       const float* xg = xp + l.tap(s, g, 0, 0, 0);
@@ -435,11 +445,11 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
           const float* a = ap + (g * nb + b) * d * mr;
           const int64_t at = (n * s.k + k0) * p + p0;
           if (cols == kNr && (rows == mr || tail_in_place)) {
-            uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, blocks.bounds, blocks.z_at(at),
+            uk.fwd_padded(d, rows, a, off, b0, b1, bb, blocks.bounds, blocks.z_at(at),
                           y + at, p);
             continue;
           }
-          uk.fwd_padded(d, rows, a, off.data(), b0, b1, bb, blocks.tile_bounds(), nullptr, tile,
+          uk.fwd_padded(d, rows, a, off, b0, b1, bb, blocks.tile_bounds(), nullptr, tile,
                         kNr);
           for (int64_t i = 0; i < rows; ++i) blocks.row(y, at + i * p, tile + i * kNr, cols);
         }
@@ -452,9 +462,10 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       if (pi0 == pi1) return;
       const auto [row0, row1] = rows_for_panels(s, pi0, pi1);
       float* buf = bufs + wk * l.elems(s);
+      const std::vector<int64_t> off = tap_offsets(s, l);
       for (int64_t n = 0; n < s.n; ++n) {
         if (!in_place) fill_image(s, l, x, n, buf, row0, row1);
-        image_panels(in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1);
+        image_panels(off.data(), in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1);
       }
     });
     return;
@@ -462,13 +473,14 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   run_workers(nw, [&](int64_t wk) {
     float* buf = bufs + wk * per;
     if (!in_place) std::fill(buf, buf + l.elems(s), 0.0f);
+    const std::vector<int64_t> off = tap_offsets(s, l);
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
       const float* xp = buf;
       if (in_place)
         xp = x + n * s.c * s.h * s.w;
       else
         fill_image(s, l, x, n, buf);
-      image_panels(xp, n, 0, np);
+      image_panels(off.data(), xp, n, 0, np);
       if (per_image) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
     }
   });

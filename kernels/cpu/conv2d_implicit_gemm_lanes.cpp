@@ -86,19 +86,25 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
   const int64_t d = taps(s), kb = uk.lane_filters, p = s.oh * s.ow, cols = lane_cols(s);
   const int64_t plane = lane_rows(s) * cols, tw = uk.lane_pixels;
   if (s.k / kb * p == 0) return;
-  std::vector<int64_t> off(d);
-  for (int64_t c = 0, t = 0; c < s.c; ++c)
-    for (int64_t r = 0; r < s.r; ++r)
-      for (int64_t q = 0; q < s.s; ++q) off[t++] = c * plane + r * s.dil_h * cols + q * s.dil_w;
-  std::vector<float> zeros(kb, 0.0f);
+  // Tap t's offset in the copy, and the bias of none: made by each thread for itself, as
+  // fwd_padded's (a table the calling thread wrote and the others read costs it their copies of
+  // its lines on the next call).
+  auto tap_offsets = [&] {
+    std::vector<int64_t> off(d);
+    for (int64_t c = 0, t = 0; c < s.c; ++c)
+      for (int64_t r = 0; r < s.r; ++r)
+        for (int64_t q = 0; q < s.s; ++q) off[t++] = c * plane + r * s.dil_h * cols + q * s.dil_w;
+    return off;
+  };
   // Output rows [oh0, oh1) of image n from its copy xp: a filter block at a time, in tiles of up
   // to tw columns.
-  auto run_rows = [&](const float* xp, int64_t n, int64_t oh0, int64_t oh1) {
+  auto run_rows = [&](const int64_t* off, const float* xp, int64_t n, int64_t oh0, int64_t oh1) {
+    const std::vector<float> zeros(kb, 0.0f);
     for (int64_t b = 0; b < s.k / kb; ++b)
       for (int64_t oh = oh0; oh < oh1; ++oh)
         for (int64_t ow = 0; ow < s.ow; ow += tw) {
           const int64_t np = std::min(tw, s.ow - ow), at = (n * s.k + b * kb) * p + oh * s.ow + ow;
-          uk.fwd_lanes(d, ap + b * d * kb, off.data(),
+          uk.fwd_lanes(d, ap + b * d * kb, off,
                        xp + oh * s.stride_h * cols + ow * s.stride_w, s.stride_w, np,
                        bias ? bias + b * kb : zeros.data(), ep.tile_bounds(), y + at, p);
           if (ep.z != nullptr)
@@ -107,10 +113,11 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
   };
   run_workers(nw, [&](int64_t wk) {
     float* buf = bufs + wk * lane_image_elems(s);
+    const std::vector<int64_t> off = tap_offsets();
     if (s.n >= nw) {
       for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
         fill_lane_image(s, x, n, buf, 0, lane_rows(s));
-        run_rows(buf, n, 0, s.oh);
+        run_rows(off.data(), buf, n, 0, s.oh);
       }
       return;
     }
@@ -119,7 +126,7 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
     for (int64_t n = 0; n < s.n; ++n) {
       fill_lane_image(s, x, n, buf, oh0 * s.stride_h,
                       (oh1 - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1);
-      run_rows(buf, n, oh0, oh1);
+      run_rows(off.data(), buf, n, oh0, oh1);
     }
   });
 }
