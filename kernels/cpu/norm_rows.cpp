@@ -2,8 +2,8 @@
 // OpenMP over rows; each row's sums in double in sixteen independent accumulators (four AVX2
 // vectors, enough to hide the adds' latency), combined in a fixed order, so the inner loops
 // vectorise and the result does not depend on the thread count. Layer norm's weight gradients
-// are summed per block of rows while each row is in L1, group and instance norm's per row and
-// channel, and both are then added in a fixed order.
+// are summed per block of rows, a few rows at a time while they are in L1, group and instance
+// norm's per row and channel, and both are then added in a fixed order.
 #include "kernels/kernel_table.h"
 
 #include <algorithm>
@@ -152,24 +152,49 @@ void dx_row(int64_t len, const T* xr, const T* gr, const C* wc, C m, C rs, C ma,
   });
 }
 
-// One row of layer norm's backward: dx (when dr is not null) and the row's terms of dweight and
-// dbias added to the block's partial sums pw, pb. The buffers never overlap (restrict: the loop
-// vectorises).
-template <typename T, typename C>
-void row_grads(int64_t len, const T* __restrict xr, const T* __restrict gr, const C* __restrict wc,
-               C m, C rs, C ma, C mb, T* __restrict dr, double* __restrict pw,
-               double* __restrict pb, bool stream) {
-  if (dr) dx_row(len, xr, gr, wc, m, rs, ma, mb, dr, stream);
+// Layer norm's weight gradients are added up a few rows at a time: each element's terms of the
+// group's rows summed in C, then added once to the block's double partial sums pw, pb (a
+// quarter of the conversions, loads and stores of double that one row at a time took, most of
+// the weight gradients' cost). The rows are the last ones the backward read: still in L1.
+constexpr int64_t kGroupRows = 4;
+
+// pw[q] += sum over the n rows i of dy[i][q] xhat[i][q], pb[q] += sum of dy[i][q], rows of len
+// elements from x and dy, xhat = (x - m[i]) rs[i]. The buffers never overlap (restrict: the
+// loop vectorises).
+template <int N, typename T, typename C>
+void add_weight_grads(int64_t len, const T* __restrict x, const T* __restrict dy, const C* m,
+                      const C* rs, double* __restrict pw, double* __restrict pb) {
   for (int64_t q = 0; q < len; ++q) {
-    const C g = static_cast<C>(gr[q]);
-    pw[q] += static_cast<double>(g * ((static_cast<C>(xr[q]) - m) * rs));
-    pb[q] += static_cast<double>(g);
+    C tw = 0, tb = 0;
+    for (int i = 0; i < N; ++i) {
+      const C g = static_cast<C>(dy[i * len + q]);
+      tw += g * ((static_cast<C>(x[i * len + q]) - m[i]) * rs[i]);
+      tb += g;
+    }
+    pw[q] += static_cast<double>(tw);
+    pb[q] += static_cast<double>(tb);
+  }
+}
+
+template <typename T, typename C>
+void add_weight_grads(int64_t n, int64_t len, const T* x, const T* dy, const C* m, const C* rs,
+                      double* pw, double* pb) {
+  static_assert(kGroupRows == 4, "one instance per group size below");
+  switch (n) {
+    case 4:
+      return add_weight_grads<4>(len, x, dy, m, rs, pw, pb);
+    case 3:
+      return add_weight_grads<3>(len, x, dy, m, rs, pw, pb);
+    case 2:
+      return add_weight_grads<2>(len, x, dy, m, rs, pw, pb);
+    default:
+      return add_weight_grads<1>(len, x, dy, m, rs, pw, pb);
   }
 }
 
 // Layer norm's backward (groups == 1, inner == 1) in one pass over x and dy: per row its two
-// sums, then dx and the row's terms of dweight and dbias into its block's partial sums (the row
-// is in L1 by then); the blocks' partials are added in block order at the end.
+// sums, then dx; per group of kGroupRows rows (in L1 by then) their terms of dweight and dbias
+// into the block's partial sums; the blocks' partials are added in block order at the end.
 template <typename T>
 void bwd_per_element(const NormRowsShape& s, const T* x, const T* dy, const T* w,
                      const stat_t<T>* mean, const stat_t<T>* rstd, T* dx, T* dw, T* db) {
@@ -188,33 +213,37 @@ void bwd_per_element(const NormRowsShape& s, const T* x, const T* dy, const T* w
   for (int64_t blk = 0; blk < blocks; ++blk) {
     double* pw = want_w ? part.data() + blk * len * 2 : nullptr;
     double* pb = want_w ? pw + len : nullptr;
-    for (int64_t r = blk * per; r < std::min(rows, (blk + 1) * per); ++r) {
-      const T *xr = x + r * len, *gr = dy + r * len;
-      const C m = static_cast<C>(mean[r]), rs = static_cast<C>(rstd[r]);
-      double sa[kLanes] = {}, sb[kLanes] = {};
-      int64_t j = 0;
-      for (; j + kLanes <= len; j += kLanes)
-        for (int k = 0; k < kLanes; ++k) {
-          const C gw = static_cast<C>(gr[j + k]) * wc[j + k];
-          const C xhat = (static_cast<C>(xr[j + k]) - m) * rs;
-          sa[k] += static_cast<double>(gw);
-          sb[k] += static_cast<double>(gw) * static_cast<double>(xhat);
+    const int64_t end = std::min(rows, (blk + 1) * per);
+    for (int64_t r0 = blk * per; r0 < end; r0 += kGroupRows) {
+      const int64_t n = std::min(kGroupRows, end - r0);
+      C ms[kGroupRows], rss[kGroupRows];
+      for (int64_t r = r0; r < r0 + n; ++r) {
+        const T *xr = x + r * len, *gr = dy + r * len;
+        const C m = static_cast<C>(mean[r]), rs = static_cast<C>(rstd[r]);
+        ms[r - r0] = m;
+        rss[r - r0] = rs;
+        if (!dx) continue;
+        double sa[kLanes] = {}, sb[kLanes] = {};
+        int64_t j = 0;
+        for (; j + kLanes <= len; j += kLanes)
+          for (int k = 0; k < kLanes; ++k) {
+            const C gw = static_cast<C>(gr[j + k]) * wc[j + k];
+            const C xhat = (static_cast<C>(xr[j + k]) - m) * rs;
+            sa[k] += static_cast<double>(gw);
+            sb[k] += static_cast<double>(gw) * static_cast<double>(xhat);
+          }
+        for (; j < len; ++j) {
+          const C gw = static_cast<C>(gr[j]) * wc[j];
+          sa[j % kLanes] += static_cast<double>(gw);
+          sb[j % kLanes] +=
+              static_cast<double>(gw) * static_cast<double>((static_cast<C>(xr[j]) - m) * rs);
         }
-      for (; j < len; ++j) {
-        const C gw = static_cast<C>(gr[j]) * wc[j];
-        sa[j % kLanes] += static_cast<double>(gw);
-        sb[j % kLanes] +=
-            static_cast<double>(gw) * static_cast<double>((static_cast<C>(xr[j]) - m) * rs);
+        double a = 0, bsum = 0;
+        for (int k = 0; k < kLanes; ++k) a += sa[k], bsum += sb[k];
+        const C ma = static_cast<C>(a / len), mb = static_cast<C>(bsum / len);
+        dx_row(len, xr, gr, wc.data(), m, rs, ma, mb, dx + r * len, stream);
       }
-      double a = 0, bsum = 0;
-      for (int k = 0; k < kLanes; ++k) a += sa[k], bsum += sb[k];
-      const C ma = static_cast<C>(a / len), mb = static_cast<C>(bsum / len);
-      T* dr = dx ? dx + r * len : nullptr;
-      if (!want_w) {
-        dx_row(len, xr, gr, wc.data(), m, rs, ma, mb, dr, stream);
-        continue;
-      }
-      row_grads(len, xr, gr, wc.data(), m, rs, ma, mb, dr, pw, pb, stream);
+      if (want_w) add_weight_grads(n, len, x + r0 * len, dy + r0 * len, ms, rss, pw, pb);
     }
     if (stream) stream_fence();
   }

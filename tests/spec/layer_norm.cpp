@@ -184,6 +184,8 @@ TEST_CASE(
       {Kind::layer, {4, 33}, 1, Layout::contiguous, 50},
       {Kind::layer, {2, 1100}, 1, Layout::contiguous, 0},  // a block per row on a GPU
       {Kind::layer, {300, 24}, 1, Layout::transposed, 0},  // many rows for the column sums
+      // 32 blocks of 7 rows: the cpu's weight gradients in a group of four rows and one of three.
+      {Kind::layer, {224, 9}, 1, Layout::contiguous, 0},
       {Kind::layer, {2, 3, 2, 5, 3}, 3, Layout::contiguous, 0},
       {Kind::layer, {0, 4}, 1, Layout::contiguous, 0},
       {Kind::layer, {3, 0}, 1, Layout::contiguous, 0},
