@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "autograd/copy.h"
+#include "onnx/op_registry.h"
 #include "onnx/passes.h"
 #include "runtime/allocator.h"
 #include "runtime/error.h"
@@ -25,6 +26,7 @@ struct Model::Impl {
   std::vector<int> input_slots, output_slots;
   struct Step {
     const Node* node;
+    const OpDef* def;  // its operator, looked up once
     std::vector<int> in, out, release;
   };
   std::vector<Step> steps;
@@ -55,7 +57,7 @@ void plan(Model::Impl& m) {
   }
   for (const auto& in : m.g.inputs) m.input_slots.push_back(slot_of(in.name));
   for (const auto& node : m.g.nodes) {
-    Model::Impl::Step s{&node, {}, {}, {}};
+    Model::Impl::Step s{&node, find_op(node.op_type), {}, {}, {}};
     for (const auto& in : node.inputs) s.in.push_back(in.empty() ? -1 : slot_of(in));
     for (const auto& out : node.outputs) s.out.push_back(out.empty() ? -1 : slot_of(out));
     m.steps.push_back(std::move(s));
@@ -155,7 +157,7 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
     // The values this node reads last leave their slots first, so that an input nothing else
     // holds can take the node's result (OpArgs::owned).
     for (int s : step.release) v[s] = Tensor();
-    std::vector<Tensor> out = run_node(*step.node, m.g.opset, m.device, std::move(in));
+    std::vector<Tensor> out = run_node(*step.node, m.g.opset, m.device, std::move(in), step.def);
     for (size_t k = 0; k < step.out.size(); ++k) {
       if (step.out[k] < 0) continue;
       if (k >= out.size() || !out[k].defined())

@@ -342,8 +342,8 @@ void check_supported(const Graph& g, const std::string& source) {
 }
 
 std::vector<Tensor> run_node(const Node& node, int64_t opset, Device device,
-                             std::vector<Tensor> inputs) {
-  const OpDef* def = find_op(node.op_type);
+                             std::vector<Tensor> inputs, const OpDef* def) {
+  if (!def) def = find_op(node.op_type);
   if (!def) EMBER_THROW(ValueError, "operator ", node.op_type, " is not supported");
   NoGradGuard no_grad;
   OpArgs args{node, opset, device, std::move(inputs)};

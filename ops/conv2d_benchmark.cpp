@@ -58,9 +58,9 @@ void run_once(const ConvAlgo& a, const ConvKey& k, const Scratch& b, ConvWorkspa
 // The median of `runs` timed runs after one warm-up, in milliseconds.
 double time_one(const ConvAlgo& a, const ConvKey& k, const Scratch& b, int runs) {
   const size_t bytes = a.workspace_bytes(k);
-  const Tensor wst =
+  const DataPtr wst =
       workspace(k.device(), bytes);  // may throw OutOfMemory: the candidate is skipped
-  const ConvWorkspace ws{bytes > 0 ? wst.data_ptr() : nullptr, bytes};
+  const ConvWorkspace ws{wst.get(), bytes};
   return median_run_ms(k.device(), runs, [&] { run_once(a, k, b, ws); });
 }
 

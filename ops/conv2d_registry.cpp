@@ -728,13 +728,13 @@ std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
     std::string failure;
     try {
       const size_t bytes = a->workspace_bytes(key);
-      const Tensor ws = workspace(key.device(), bytes);
+      const DataPtr ws = workspace(key.device(), bytes);
       {
         // The algorithm as one event around its kernels' (Note [Op trace]).
         const bool tracing = trace::enabled();
         trace::Scope traced("conv2d", tracing ? "conv2d " + a->name() : std::string(),
                             key.device(), tracing ? conv_key_string(key) : std::string());
-        run(*a, ConvWorkspace{bytes > 0 ? ws.data_ptr() : nullptr, bytes});
+        run(*a, ConvWorkspace{ws.get(), bytes});
       }
       return a->name();
     } catch (const ConvNotSupported& e) {

@@ -411,9 +411,9 @@ bool cudnn_conv2d_fused(const ConvKey& key, const void* x, const void* w, const 
     return false;  // the registry's algorithm then runs, the bias and relu after it
   }
   const size_t bytes = static_cast<size_t>(plan->workspace());
-  const Tensor ws = workspace(d, bytes);
+  const DataPtr ws = workspace(d, bytes);
   try {
-    plan->execute(h, x, w, y, bytes > 0 ? ws.data_ptr() : nullptr, bytes, bias);
+    plan->execute(h, x, w, y, ws.get(), bytes, bias);
   } catch (const ConvNotSupported&) {
     return false;
   }

@@ -46,8 +46,8 @@ const bool kHooksRegistered = [] {
 
 }  // namespace
 
-Tensor workspace(Device d, size_t bytes) {
-  return empty({static_cast<int64_t>(bytes)}, {kUInt8, d});
+DataPtr workspace(Device d, size_t bytes) {
+  return allocator_for(d).allocate(bytes);
 }
 
 Shape broadcast_strides(const Tensor& t, const Shape& shape) {

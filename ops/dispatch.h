@@ -8,6 +8,7 @@
 #include <array>
 
 #include "kernels/kernel_table.h"
+#include "runtime/allocator.h"
 #include "runtime/gpu.h"
 #include "runtime/tensor.h"
 
@@ -22,9 +23,9 @@ inline gpu::Stream stream_of(Device d) {
   return gpu::current_stream(d);
 }
 
-// `bytes` of scratch memory on `d` for one kernel call (an empty tensor when 0); its data_ptr is
-// aligned for any element type.
-Tensor workspace(Device d, size_t bytes);
+// `bytes` of scratch memory on `d` for one kernel call, aligned for any element type: the
+// allocator's block itself, not a tensor around it (every convolution call takes one).
+DataPtr workspace(Device d, size_t bytes);
 
 // The iteration space over `sizes` of N operands with the given element strides, with size-1
 // dims dropped and dims that are contiguous in every operand merged. Returns false when more

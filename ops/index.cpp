@@ -116,10 +116,11 @@ void run_scatter(const char* op, const Tensor& dst, const Tensor& src, IndexPlan
   const IndexIteration it = iteration(op, plan, ptrs);
   FaultWord fault(dev);
   const kernels::KernelTable& k = kernels_for(dev);
-  const Tensor ws = workspace(dev, k.index_scatter_workspace_bytes(it));
+  const size_t ws_bytes = k.index_scatter_workspace_bytes(it);
+  const DataPtr ws = workspace(dev, ws_bytes);
   k.index_scatter(accumulate ? ScatterMode::add : ScatterMode::assign, dst.dtype(), it, plan.dims,
                   ptrs, dst.data_ptr(), src.data_ptr(), fault.ptr(),
-                  ws.numel() ? ws.data_ptr() : nullptr, static_cast<size_t>(ws.numel()),
+                  ws_bytes ? ws.get() : nullptr, ws_bytes,
                   stream_of(dev));
   dst.bump_version();
   if (!check) return;

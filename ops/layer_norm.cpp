@@ -116,12 +116,12 @@ NormGrads backward(const char* op, const Tensor& g_in, const Tensor& x_in, const
   const Tensor wc = w.defined() ? w.contiguous() : Tensor();
   const Tensor mc = mean.contiguous(), rc = rstd.contiguous();
   const kernels::KernelTable& k = kernels_for(dev);
-  Tensor ws;
+  DataPtr ws;
   if (want.weight || want.bias) ws = workspace(dev, k.norm_rows_bwd_workspace_bytes(s));
   auto ptr = [](const Tensor& p) { return p.defined() ? p.data_ptr() : nullptr; };
   k.norm_rows_bwd(t, s, x.data_ptr(), g.data_ptr(), ptr(wc), mc.data_ptr(), rc.data_ptr(),
                   ptr(r.grad_input), ptr(r.grad_weight), ptr(r.grad_bias),
-                  static_cast<double*>(ptr(ws)), stream_of(dev));
+                  static_cast<double*>(ws.get()), stream_of(dev));
   return r;
 }
 

@@ -118,7 +118,8 @@ NllOutput nll_forward(const char* op, bool fused, NllShape s, Reduction r, int64
   for (double v : wv) s.weight_total += v;
   const DType t = x.dtype();
   const kernels::KernelTable& k = kernels_for(dev);
-  Tensor per, ws;
+  Tensor per;
+  DataPtr ws;
   if (r == Reduction::None) {
     per = empty({s.n * s.s}, {t, dev});
     out.loss = per.view(target.shape());
@@ -129,7 +130,7 @@ NllOutput nll_forward(const char* op, bool fused, NllShape s, Reduction r, int64
   const double divisor = r == Reduction::Mean ? out.divisor : 1.0;
   const void* wp = weight.defined() ? weight.data_ptr() : nullptr;
   void* total = r == Reduction::None ? nullptr : out.loss.data_ptr();
-  double* acc = static_cast<double*>(ws.defined() ? ws.data_ptr() : nullptr);
+  double* acc = static_cast<double*>(ws.get());
   void* per_ptr = per.defined() ? per.data_ptr() : nullptr;
   if (fused) {
     out.log_probs = empty(x.shape(), {t, dev});
@@ -255,10 +256,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   const kernels::KernelTable& k = kernels_for(dev);
   const bool none = reduction == Reduction::None;
   Tensor out = empty(none ? x.shape() : Shape{}, {x.dtype(), dev});
-  Tensor ws = none ? Tensor() : workspace(dev, k.mse_workspace_bytes(n));
+  const DataPtr ws = none ? nullptr : workspace(dev, k.mse_workspace_bytes(n));
   const double divisor = reduction == Reduction::Mean ? static_cast<double>(n) : 1.0;
   k.mse_fwd(x.dtype(), n, x.data_ptr(), y.data_ptr(), none ? out.data_ptr() : nullptr,
-            none ? nullptr : static_cast<double*>(ws.data_ptr()), divisor,
+            static_cast<double*>(ws.get()), divisor,
             none ? nullptr : out.data_ptr(), stream_of(dev));
   return out;
 }

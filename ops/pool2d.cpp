@@ -145,9 +145,9 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& 
                       // Ember's backward routes by indices: find them again from x.
                       const Tensor idx = max_pool2d(x, p, true).second;
                       const KernelTable& k = kernels_for(dev);
-                      Tensor ws = workspace(dev, k.max_pool2d_bwd_workspace_bytes(s));
+                      const DataPtr ws = workspace(dev, k.max_pool2d_bwd_workspace_bytes(s));
                       k.max_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), idx.data<int64_t>(),
-                                       dx.data_ptr(), static_cast<int64_t*>(ws.data_ptr()),
+                                       dx.data_ptr(), static_cast<int64_t*>(ws.get()),
                                        stream_of(dev));
                     });
   return dx;
@@ -172,9 +172,9 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
   // Indices outside the plane: an IndexError on the cpu, ignored by the GPU gather (checking
   // them would make the host wait for the device).
   const KernelTable& k = kernels_for(dev);
-  Tensor ws = workspace(dev, k.max_pool2d_bwd_workspace_bytes(s));
+  const DataPtr ws = workspace(dev, k.max_pool2d_bwd_workspace_bytes(s));
   k.max_pool2d_bwd(grad_y.dtype(), s, gc.data_ptr(), ic.data<int64_t>(), dx.data_ptr(),
-                   static_cast<int64_t*>(ws.data_ptr()), stream_of(dev));
+                   static_cast<int64_t*>(ws.get()), stream_of(dev));
   return dx;
 }
 

@@ -91,8 +91,8 @@ Tensor reduce(ReduceOp op, const char* name, const Tensor& a_in, const std::vect
     reduce_shape(a, {false, true}, s);
   }
   const kernels::KernelTable& k = kernels_for(a.device());
-  const Tensor ws = workspace(a.device(), k.reduce_workspace_bytes(op, a.dtype(), s));
-  k.reduce(op, a.dtype(), s, a.data_ptr(), out.data_ptr(), ws.data_ptr(), stream_of(a.device()));
+  const DataPtr ws = workspace(a.device(), k.reduce_workspace_bytes(op, a.dtype(), s));
+  k.reduce(op, a.dtype(), s, a.data_ptr(), out.data_ptr(), ws.get(), stream_of(a.device()));
   return out;
 }
 

@@ -36,10 +36,11 @@ SortResult sort_along(const char* op, const Tensor& x, int64_t d, bool descendin
   Tensor indices = empty(rows.shape(), {kInt64, dev});
   if (rows.numel() > 0) {
     const kernels::KernelTable& k = kernels_for(dev);
-    const Tensor ws = workspace(dev, k.sort_workspace_bytes(x.dtype(), s));
+    const size_t ws_bytes = k.sort_workspace_bytes(x.dtype(), s);
+    const DataPtr ws = workspace(dev, ws_bytes);
     k.sort_rows(x.dtype(), s, rows.data_ptr(), want_values ? values.data_ptr() : nullptr,
-                indices.data<int64_t>(), ws.numel() ? ws.data_ptr() : nullptr,
-                static_cast<size_t>(ws.numel()), stream_of(dev));
+                indices.data<int64_t>(), ws_bytes ? ws.get() : nullptr, ws_bytes,
+                stream_of(dev));
   }
   auto back = [&](const Tensor& t) { return t.defined() ? t.transpose(d, last).contiguous() : t; };
   return {back(values), back(indices)};

@@ -147,13 +147,13 @@ void batch_norm_forward_training(cudnnHandle_t h, int device, const BatchNormCal
                         h, d.mode, CUDNN_BATCHNORM_OPS_BN, d.x.get(), nullptr, d.x.get(),
                         d.param.get(), nullptr, &bytes),
                     bn_what("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize", c));
-  const Tensor ws = workspace(Device(DeviceType::CUDA, device), bytes);
+  const DataPtr ws = workspace(Device(DeviceType::CUDA, device), bytes);
   const Scale a(c.t);
   EMBER_CUDNN_CHECK(
       cudnnBatchNormalizationForwardTrainingEx(
           h, d.mode, CUDNN_BATCHNORM_OPS_BN, a.one, a.zero, d.x.get(), x, nullptr, nullptr,
           d.x.get(), y, d.param.get(), w, b, momentum, running_mean, running_var, c.eps, save_mean,
-          save_invstd, nullptr, bytes > 0 ? ws.data_ptr() : nullptr, bytes, reserve, reserve_bytes),
+          save_invstd, nullptr, ws.get(), bytes, reserve, reserve_bytes),
       bn_what("cudnnBatchNormalizationForwardTrainingEx", c));
 }
 
@@ -180,13 +180,13 @@ void batch_norm_backward(cudnnHandle_t h, int device, const BatchNormCall& c, co
                         h, d.mode, CUDNN_BATCHNORM_OPS_BN, d.x.get(), nullptr, d.x.get(), nullptr,
                         d.x.get(), d.param.get(), nullptr, &bytes),
                     bn_what("cudnnGetBatchNormalizationBackwardExWorkspaceSize", c));
-  const Tensor ws = workspace(Device(DeviceType::CUDA, device), bytes);
+  const DataPtr ws = workspace(Device(DeviceType::CUDA, device), bytes);
   const Scale a(c.t);
   EMBER_CUDNN_CHECK(cudnnBatchNormalizationBackwardEx(
                         h, d.mode, CUDNN_BATCHNORM_OPS_BN, a.one, a.zero, a.one, a.zero, d.x.get(),
                         x, nullptr, nullptr, d.x.get(), dy, nullptr, nullptr, d.x.get(), dx,
                         d.param.get(), w, nullptr, dw, db, c.eps, save_mean, save_invstd, nullptr,
-                        bytes > 0 ? ws.data_ptr() : nullptr, bytes, reserve, reserve_bytes),
+                        ws.get(), bytes, reserve, reserve_bytes),
                     bn_what("cudnnBatchNormalizationBackwardEx", c));
 }
 
