@@ -392,6 +392,20 @@ bool tail_stored_in_place(const Ukernels& uk, const ConvShape& s) {
   return (s.kg() - (filter_blocks(s, uk.mr) - 1) * uk.mr) % uk.tail_step == 0;
 }
 
+// Note [Filters split at batch 1]
+// With fewer images than threads, the threads split each image's output columns (Note [Fewer
+// images than threads]): each writes its share of every output channel. A depthwise layer reads
+// each channel whole, its threads splitting the channels, so after such a layer half of every
+// thread's input is in the other core's cache, read at a quarter of the speed of its own
+// (MobileNet-style: a pointwise layer that widens the channels, then a 3x3 depthwise one). A
+// pointwise layer that reads its image in place (1x1, stride 1, no padding: no copy to make)
+// and widens it (at least twice the channels out as in) splits its filter blocks instead: each
+// thread writes whole channels, the first threads the first ones, as the depthwise layer's
+// threads read them. Each thread then reads all of the (smaller) input instead of half of it.
+bool split_filters(const ConvShape& s, int64_t blocks, int64_t nw) {
+  return s.groups == 1 && s.k >= 2 * s.c && blocks >= nw;
+}
+
 // Tap (c, r, q)'s offset in layout l: (r, q)'s in the first plane, plus c planes (in either
 // layout); not l.tap for every tap, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call. Each
 // channel's entries come from the first channel's: reading back the entries just stored
@@ -428,9 +442,9 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   const bool per_image = ep.z != nullptr && !shared && p % 1024 == 0 && s.n > nw;
   const Epilogue unclamped(nullptr, nullptr);
   const Epilogue& blocks = per_image ? unclamped : ep;
-  // Panels [pi0, pi1) of image n, from its copy at xp.
+  // Panels [pi0, pi1) of image n through filter blocks [fb0, fb1), from its copy at xp.
   auto image_panels = [&](const int64_t* off, const float* xp, int64_t n, int64_t pi0,
-                          int64_t pi1) {
+                          int64_t pi1, int64_t fb0, int64_t fb1) {
     alignas(64) float tile[kMaxMr * kNr];
     for (int64_t g = 0; g < s.groups; ++g) {
       const float* xg = xp + l.tap(s, g, 0, 0, 0);
@@ -438,7 +452,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
         const int64_t cols = std::min(kNr, p - p0), p1 = cols > 16 ? p0 + 16 : p0;
         const float* b0 = xg + l.column(s, p0);
         const float* b1 = xg + l.column(s, p1);
-        for (int64_t b = 0; b < nb; ++b) {
+        for (int64_t b = fb0; b < fb1; ++b) {
           const int64_t k0 = g * kg + b * mr, rows = std::min(mr, kg - b * mr);
           float bb[kMaxMr] = {};
           if (bias) std::copy(bias + k0, bias + k0 + rows, bb);
@@ -456,6 +470,15 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       }
     }
   };
+  if (shared && in_place && split_filters(s, nb, nw)) {  // Note [Filters split at batch 1]
+    run_workers(nw, [&](int64_t wk) {
+      const int64_t fb0 = nb * wk / nw, fb1 = nb * (wk + 1) / nw;
+      const std::vector<int64_t> off = tap_offsets(s, l);
+      for (int64_t n = 0; n < s.n; ++n)
+        image_panels(off.data(), x + n * s.c * s.h * s.w, n, 0, np, fb0, fb1);
+    });
+    return;
+  }
   if (shared) {  // Note [Fewer images than threads]
     run_workers(nw, [&](int64_t wk) {
       const int64_t pi0 = np * wk / nw, pi1 = np * (wk + 1) / nw;
@@ -465,7 +488,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       const std::vector<int64_t> off = tap_offsets(s, l);
       for (int64_t n = 0; n < s.n; ++n) {
         if (!in_place) fill_image(s, l, x, n, buf, row0, row1);
-        image_panels(off.data(), in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1);
+        image_panels(off.data(), in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1, 0, nb);
       }
     });
     return;
@@ -480,7 +503,7 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
         xp = x + n * s.c * s.h * s.w;
       else
         fill_image(s, l, x, n, buf);
-      image_panels(off.data(), xp, n, 0, np);
+      image_panels(off.data(), xp, n, 0, np, 0, nb);
       if (per_image) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
     }
   });

@@ -90,6 +90,13 @@ inline const std::vector<ConvCase>& conv_cases() {
       // threads share one image copy and split its panels (Note [Fewer images than threads]).
       {"batch 1, rows of 16, threads sharing the image", 1, 16, 16, 16, 32, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 1)},
+      // Batch 1, 1x1 layers that widen the channels, read in place: on several threads the cpu
+      // implicit_gemm's threads split the filter blocks, a partial block last (Note [Filters
+      // split at batch 1]); padded and flat layouts.
+      {"batch 1, 1x1 widening 7 -> 44 channels", 1, 7, 16, 32, 44, 1, 1,
+       conv_params(1, 1, 0, 0, 1, 1, 1)},
+      {"batch 1, 1x1 widening 9 -> 230 channels, 8x8", 1, 9, 8, 8, 230, 1, 1,
+       conv_params(1, 1, 0, 0, 1, 1, 1)},
       {"asymmetric everything", 5, 9, 13, 11, 10, 3, 5, conv_params(2, 3, 1, 2, 2, 1, 1)},
       {"batch 17 (more images than threads)", 17, 3, 6, 5, 4, 3, 3,
        conv_params(1, 1, 1, 1, 1, 1, 1)},
