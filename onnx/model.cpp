@@ -150,9 +150,10 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
     });
   const auto t0 = Clock::now();
   for (const auto& step : m.steps) {
-    const auto t_node = Clock::now();
+    const auto t_node = profiling ? Clock::now() : Clock::time_point();
     calls->clear();
     std::vector<Tensor> in;
+    in.reserve(step.in.size());
     for (int s : step.in) in.push_back(s < 0 ? Tensor() : v[s]);
     // The values this node reads last leave their slots first, so that an input nothing else
     // holds can take the node's result (OpArgs::owned).
