@@ -185,17 +185,12 @@ void write_row(T* y, int64_t n, bool stream, F&& value) {
   };
 #if defined(__SSE__)
   if constexpr (std::is_same_v<T, float>) {
-    // The widest vector this build targets: a narrower one costs the value's arithmetic twice or
-    // four times the instructions (with 128-bit vectors, layer norm's forward and backward on
-    // [32, 128, 768] took 10-20% longer streamed than stored, on a Xeon with AVX-512).
-#if defined(__AVX512F__)
-    constexpr int kWidth = 16;
-#elif defined(__AVX__)
-    constexpr int kWidth = 8;
-#else
-    constexpr int kWidth = 4;
-#endif
-    typedef float FV __attribute__((vector_size(kWidth * sizeof(float)), aligned(4)));
+    // The widest vector this build targets (kVectorBytes): a narrower one costs the value's
+    // arithmetic twice or four times the instructions (with 128-bit vectors, layer norm's
+    // forward and backward on [32, 128, 768] took 10-20% longer streamed than stored, on a Xeon
+    // with AVX-512).
+    constexpr int kWidth = kVectorBytes / sizeof(float);
+    typedef float FV __attribute__((vector_size(kVectorBytes), aligned(4)));
     if (stream) {
       for (; j < n && reinterpret_cast<uintptr_t>(y + j) % sizeof(FV) != 0; ++j) one(j);
       for (; j + kWidth <= n; j += kWidth) {
