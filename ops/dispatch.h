@@ -23,8 +23,9 @@ inline gpu::Stream stream_of(Device d) {
   return gpu::current_stream(d);
 }
 
-// `bytes` of scratch memory on `d` for one kernel call, aligned for any element type: the
-// allocator's block itself, not a tensor around it (every convolution call takes one).
+// `bytes` of scratch memory on `d` for one kernel call, aligned for any element type (null when
+// `bytes` is 0): the allocator's block itself, not a tensor around it (every convolution call
+// takes one).
 DataPtr workspace(Device d, size_t bytes);
 
 // The iteration space over `sizes` of N operands with the given element strides, with size-1

@@ -120,7 +120,7 @@ void run_scatter(const char* op, const Tensor& dst, const Tensor& src, IndexPlan
   const DataPtr ws = workspace(dev, ws_bytes);
   k.index_scatter(accumulate ? ScatterMode::add : ScatterMode::assign, dst.dtype(), it, plan.dims,
                   ptrs, dst.data_ptr(), src.data_ptr(), fault.ptr(),
-                  ws_bytes ? ws.get() : nullptr, ws_bytes,
+                  ws.get(), ws_bytes,
                   stream_of(dev));
   dst.bump_version();
   if (!check) return;

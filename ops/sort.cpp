@@ -39,7 +39,7 @@ SortResult sort_along(const char* op, const Tensor& x, int64_t d, bool descendin
     const size_t ws_bytes = k.sort_workspace_bytes(x.dtype(), s);
     const DataPtr ws = workspace(dev, ws_bytes);
     k.sort_rows(x.dtype(), s, rows.data_ptr(), want_values ? values.data_ptr() : nullptr,
-                indices.data<int64_t>(), ws_bytes ? ws.get() : nullptr, ws_bytes,
+                indices.data<int64_t>(), ws.get(), ws_bytes,
                 stream_of(dev));
   }
   auto back = [&](const Tensor& t) { return t.defined() ? t.transpose(d, last).contiguous() : t; };
