@@ -102,26 +102,22 @@ namespace implicit_gemm {
 // Copies image n of x into buf in layout l (Note [Padded images]). The parts of buf that stay
 // zero (padding, and columns a shift leaves outside the image) are the same for every image, so
 // they are zeroed once, when the buffer is set up; or, given rows [row0, row1) of the copy's
-// planes, only those rows are zeroed and filled (Note [Fewer images than threads]).
+// planes, those rows are written whole, zeros included (Note [Fewer images than threads]).
 void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf,
                 int64_t row0, int64_t row1) {
   const bool rows = row1 >= 0;
-  const int64_t ih0 = rows ? std::max<int64_t>(0, row0 - s.pad_h) : 0;
-  const int64_t ih1 = rows ? std::min(s.h, row1 - s.pad_h) : s.h;
   for (int64_t q = 0; q < l.copies; ++q) {
-    const int64_t shift = q * s.dil_w - s.pad_w;
-    const int64_t lo = std::max<int64_t>(0, -shift), hi = std::min(s.ow, s.w - shift);
+    const int64_t shift = l.flat ? q * s.dil_w - s.pad_w : -s.pad_w;
+    const int64_t lo = std::max<int64_t>(0, -shift);
+    const int64_t hi = l.flat ? std::min(s.ow, s.w - shift) : s.pad_w + s.w;
     for (int64_t c = 0; c < s.c; ++c) {
       float* plane = buf + (q * s.c + c) * l.pitch;
-      if (rows) std::fill(plane + row0 * l.wp, plane + row1 * l.wp, 0.0f);
-      for (int64_t ih = ih0; ih < ih1; ++ih) {
-        float* dst = plane + (s.pad_h + ih) * l.wp;
-        const float* src = x + ((n * s.c + c) * s.h + ih) * s.w;
-        if (!l.flat)
-          std::memcpy(dst + s.pad_w, src, sizeof(float) * s.w);
-        else if (hi > lo)
-          std::memcpy(dst + lo, src + lo + shift, sizeof(float) * (hi - lo));
-      }
+      const float* src = x + (n * s.c + c) * s.h * s.w + lo + shift;
+      if (rows)
+        fill_plane_rows(plane, l.wp, row0, row1, src, s.w, s.h, s.pad_h, lo, hi - lo);
+      else
+        for (int64_t ih = 0; ih < s.h && hi > lo; ++ih)
+          copy_floats(plane + (s.pad_h + ih) * l.wp + lo, src + ih * s.w, hi - lo);
     }
   }
 }
@@ -406,20 +402,10 @@ bool split_filters(const ConvShape& s, int64_t blocks, int64_t nw) {
   return s.groups == 1 && s.k >= 2 * s.c && blocks >= nw;
 }
 
-// Tap (c, r, q)'s offset in layout l: (r, q)'s in the first plane, plus c planes (in either
-// layout); not l.tap for every tap, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call. Each
-// channel's entries come from the first channel's: reading back the entries just stored
-// (off[t - rs]) stalls on the vector loads that straddle two earlier stores. Made by each thread
-// for itself: a table the main thread writes on every call and the others read costs the main
-// thread the other cores' copies of its lines (0.6-0.9 us a call at batch 1 on two threads).
-std::vector<int64_t> tap_offsets(const ConvShape& s, const ImageLayout& l) {
-  const int64_t rs = s.r * s.s;
-  std::vector<int64_t> off(taps(s));
-  for (int64_t r = 0; r < s.r; ++r)
-    for (int64_t q = 0; q < s.s; ++q) off[r * s.s + q] = l.tap(s, 0, 0, r, q);
-  for (int64_t c = 1; c < s.cg(); ++c)
-    for (int64_t j = 0; j < rs; ++j) off[c * rs + j] = off[j] + c * l.pitch;
-  return off;
+// Tap (c, r, q)'s offset in layout l (tap_table), in the calling thread's table.
+const int64_t* tap_offsets(const ConvShape& s, const ImageLayout& l) {
+  const int64_t cols = l.flat ? s.c * l.pitch : s.dil_w;  // filter column q: a copy, or a float
+  return tap_table(s.cg(), s.r, s.s, l.pitch, s.dil_h * l.wp, cols);
 }
 
 // fwd_panels on the prepared-image path. A batch of at least one image per thread: each thread
@@ -473,9 +459,9 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   if (shared && in_place && split_filters(s, nb, nw)) {  // Note [Filters split at batch 1]
     run_workers(nw, [&](int64_t wk) {
       const int64_t fb0 = nb * wk / nw, fb1 = nb * (wk + 1) / nw;
-      const std::vector<int64_t> off = tap_offsets(s, l);
+      const int64_t* off = tap_offsets(s, l);
       for (int64_t n = 0; n < s.n; ++n)
-        image_panels(off.data(), x + n * s.c * s.h * s.w, n, 0, np, fb0, fb1);
+        image_panels(off, x + n * s.c * s.h * s.w, n, 0, np, fb0, fb1);
     });
     return;
   }
@@ -485,10 +471,10 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       if (pi0 == pi1) return;
       const auto [row0, row1] = rows_for_panels(s, pi0, pi1);
       float* buf = bufs + wk * l.elems(s);
-      const std::vector<int64_t> off = tap_offsets(s, l);
+      const int64_t* off = tap_offsets(s, l);
       for (int64_t n = 0; n < s.n; ++n) {
         if (!in_place) fill_image(s, l, x, n, buf, row0, row1);
-        image_panels(off.data(), in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1, 0, nb);
+        image_panels(off, in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1, 0, nb);
       }
     });
     return;
@@ -496,14 +482,14 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   run_workers(nw, [&](int64_t wk) {
     float* buf = bufs + wk * per;
     if (!in_place) std::fill(buf, buf + l.elems(s), 0.0f);
-    const std::vector<int64_t> off = tap_offsets(s, l);
+    const int64_t* off = tap_offsets(s, l);
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
       const float* xp = buf;
       if (in_place)
         xp = x + n * s.c * s.h * s.w;
       else
         fill_image(s, l, x, n, buf);
-      image_panels(off.data(), xp, n, 0, np, 0, nb);
+      image_panels(off, xp, n, 0, np, 0, nb);
       if (per_image) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
     }
   });

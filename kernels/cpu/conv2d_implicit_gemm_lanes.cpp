@@ -43,15 +43,9 @@ void fill_lane_image(const ConvShape& s, const float* x, int64_t n, float* buf, 
                      int64_t row1) {
   const int64_t rows = lane_rows(s), cols = lane_cols(s);
   const int64_t w = std::min(s.w, cols - s.pad_w);
-  const int64_t ih0 = std::max<int64_t>(0, row0 - s.pad_h), ih1 = std::min(s.h, row1 - s.pad_h);
-  for (int64_t c = 0; c < s.c; ++c) {
-    float* plane = buf + c * rows * cols;
-    std::fill(plane + row0 * cols, plane + row1 * cols, 0.0f);
-    if (w <= 0) continue;
-    for (int64_t ih = ih0; ih < ih1; ++ih)
-      std::memcpy(plane + (s.pad_h + ih) * cols + s.pad_w, x + ((n * s.c + c) * s.h + ih) * s.w,
-                  sizeof(float) * w);
-  }
+  for (int64_t c = 0; c < s.c; ++c)
+    fill_plane_rows(buf + c * rows * cols, cols, row0, row1, x + (n * s.c + c) * s.h * s.w, s.w,
+                    s.h, s.pad_h, s.pad_w, w);
 }
 
 }  // namespace
@@ -86,20 +80,10 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
   const int64_t d = taps(s), kb = uk.lane_filters, p = s.oh * s.ow, cols = lane_cols(s);
   const int64_t plane = lane_rows(s) * cols, tw = uk.lane_pixels;
   if (s.k / kb * p == 0) return;
-  // Tap t's offset in the copy, and the bias of none: made by each thread for itself, as
-  // fwd_padded's (a table the calling thread wrote and the others read costs it their copies of
-  // its lines on the next call).
-  auto tap_offsets = [&] {
-    std::vector<int64_t> off(d);
-    for (int64_t c = 0, t = 0; c < s.c; ++c)
-      for (int64_t r = 0; r < s.r; ++r)
-        for (int64_t q = 0; q < s.s; ++q) off[t++] = c * plane + r * s.dil_h * cols + q * s.dil_w;
-    return off;
-  };
   // Output rows [oh0, oh1) of image n from its copy xp: a filter block at a time, in tiles of up
   // to tw columns.
   auto run_rows = [&](const int64_t* off, const float* xp, int64_t n, int64_t oh0, int64_t oh1) {
-    const std::vector<float> zeros(kb, 0.0f);
+    const std::vector<float> zeros(bias ? 0 : kb, 0.0f);  // the bias of none
     for (int64_t b = 0; b < s.k / kb; ++b)
       for (int64_t oh = oh0; oh < oh1; ++oh)
         for (int64_t ow = 0; ow < s.ow; ow += tw) {
@@ -113,11 +97,11 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
   };
   run_workers(nw, [&](int64_t wk) {
     float* buf = bufs + wk * lane_image_elems(s);
-    const std::vector<int64_t> off = tap_offsets();
+    const int64_t* off = tap_table(s.c, s.r, s.s, plane, s.dil_h * cols, s.dil_w);
     if (s.n >= nw) {
       for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
         fill_lane_image(s, x, n, buf, 0, lane_rows(s));
-        run_rows(off.data(), buf, n, 0, s.oh);
+        run_rows(off, buf, n, 0, s.oh);
       }
       return;
     }
@@ -126,7 +110,7 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
     for (int64_t n = 0; n < s.n; ++n) {
       fill_lane_image(s, x, n, buf, oh0 * s.stride_h,
                       (oh1 - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1);
-      run_rows(off.data(), buf, n, oh0, oh1);
+      run_rows(off, buf, n, oh0, oh1);
     }
   });
 }

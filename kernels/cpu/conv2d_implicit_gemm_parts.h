@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kernels/conv_shape.h"
 #include "kernels/cpu/conv2d_implicit_gemm_ukernels.h"
@@ -147,8 +148,62 @@ inline int panel_runs(const ConvShape& s, int64_t j0, Run* runs) {
   return count;
 }
 
-// Copies image n of x into buf in layout l (Note [Padded images]): the whole image, or rows
-// [row0, row1) of the copy's planes, zeroed first.
+// dst[0, n) = src[0, n) in vectors of W bytes (the build's widest to start with), the last one
+// overlapping the one before it; n shorter than one vector takes vectors of half the width. An
+// image copy's rows are 8-64 floats, where a call to memcpy costs more than the copy (docs/conv.md,
+// "Image copies" in the batch-1 list).
+template <int W = kVectorBytes>
+inline void copy_floats(float* dst, const float* src, int64_t n) {
+  constexpr int64_t k = W / int64_t{sizeof(float)};
+  if constexpr (k == 1) {
+    if (n > 0) dst[0] = src[0];
+  } else {
+    if (n < k) return copy_floats<W / 2>(dst, src, n);
+    typedef float V __attribute__((vector_size(W), aligned(4)));
+    for (int64_t j = 0; j < n - k; j += k)
+      *reinterpret_cast<V*>(dst + j) = *reinterpret_cast<const V*>(src + j);
+    *reinterpret_cast<V*>(dst + n - k) = *reinterpret_cast<const V*>(src + n - k);
+  }
+}
+
+// Rows [row0, row1) of a plane of a zero-padded copy, `cols` floats wide, whose row i holds
+// source row i - top (rows src_pitch floats apart, h of them) at columns [left, left + len):
+// the rows zeroed in one call, then the source's rows copied in. (Writing each row once, its
+// margins apart, took twice as long: their lengths are known only at run time.)
+inline void fill_plane_rows(float* plane, int64_t cols, int64_t row0, int64_t row1,
+                            const float* src, int64_t src_pitch, int64_t h, int64_t top,
+                            int64_t left, int64_t len) {
+  std::fill(plane + row0 * cols, plane + row1 * cols, 0.0f);
+  if (len <= 0) return;
+  for (int64_t i = std::max(row0, top); i < std::min(row1, top + h); ++i)
+    copy_floats(plane + i * cols + left, src + (i - top) * src_pitch, len);
+}
+
+// The offsets of taps t = (c*R + r)*S + q of `channels` channels in an image copy: c*pitch +
+// r*row_step + q*col_step. The first channel's R*S entries are worked out, the others' are those
+// plus c planes (not each from scratch, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call;
+// nor from the entries just stored, off[t - R*S], which stalls on the vector loads that
+// straddle two earlier stores). In a table of the calling thread's own, reused from call to
+// call and valid until its next call: a table the main thread wrote on every call and the others
+// read cost it the other cores' copies of its lines (0.6-0.9 us a call at batch 1 on two
+// threads), and a new one on each call its allocation and zeroing (about 0.7 us of each thread's
+// share of a 64 -> 64 3x3 layer on 8 x 8).
+inline const int64_t* tap_table(int64_t channels, int64_t r, int64_t s, int64_t pitch,
+                                int64_t row_step, int64_t col_step) {
+  thread_local std::vector<int64_t> table;
+  const int64_t rs = r * s;
+  if (static_cast<int64_t>(table.size()) < channels * rs) table.resize(channels * rs);
+  int64_t* off = table.data();
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t q = 0; q < s; ++q) off[i * s + q] = i * row_step + q * col_step;
+  for (int64_t c = 1; c < channels; ++c)
+    for (int64_t j = 0; j < rs; ++j) off[c * rs + j] = off[j] + c * pitch;
+  return off;
+}
+
+// Copies image n of x into buf in layout l (Note [Padded images]): the whole image (its rows
+// only: the rest of buf is zero from its setup), or rows [row0, row1) of the copy's planes,
+// zeros included.
 void fill_image(const ConvShape& s, const ImageLayout& l, const float* x, int64_t n, float* buf,
                 int64_t row0 = 0, int64_t row1 = -1);
 
