@@ -402,10 +402,10 @@ bool split_filters(const ConvShape& s, int64_t blocks, int64_t nw) {
   return s.groups == 1 && s.k >= 2 * s.c && blocks >= nw;
 }
 
-// Tap (c, r, q)'s offset in layout l (tap_table), in the calling thread's table.
-const int64_t* tap_offsets(const ConvShape& s, const ImageLayout& l) {
+// Tap (c, r, q)'s offset in layout l (TapTable).
+TapTable tap_offsets(const ConvShape& s, const ImageLayout& l) {
   const int64_t cols = l.flat ? s.c * l.pitch : s.dil_w;  // filter column q: a copy, or a float
-  return tap_table(s.cg(), s.r, s.s, l.pitch, s.dil_h * l.wp, cols);
+  return TapTable(s.cg(), s.r, s.s, l.pitch, s.dil_h * l.wp, cols);
 }
 
 // fwd_panels on the prepared-image path. A batch of at least one image per thread: each thread
@@ -459,9 +459,9 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   if (shared && in_place && split_filters(s, nb, nw)) {  // Note [Filters split at batch 1]
     run_workers(nw, [&](int64_t wk) {
       const int64_t fb0 = nb * wk / nw, fb1 = nb * (wk + 1) / nw;
-      const int64_t* off = tap_offsets(s, l);
+      const TapTable off = tap_offsets(s, l);
       for (int64_t n = 0; n < s.n; ++n)
-        image_panels(off, x + n * s.c * s.h * s.w, n, 0, np, fb0, fb1);
+        image_panels(off.data(), x + n * s.c * s.h * s.w, n, 0, np, fb0, fb1);
     });
     return;
   }
@@ -471,10 +471,10 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
       if (pi0 == pi1) return;
       const auto [row0, row1] = rows_for_panels(s, pi0, pi1);
       float* buf = bufs + wk * l.elems(s);
-      const int64_t* off = tap_offsets(s, l);
+      const TapTable off = tap_offsets(s, l);
       for (int64_t n = 0; n < s.n; ++n) {
         if (!in_place) fill_image(s, l, x, n, buf, row0, row1);
-        image_panels(off, in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1, 0, nb);
+        image_panels(off.data(), in_place ? x + n * s.c * s.h * s.w : buf, n, pi0, pi1, 0, nb);
       }
     });
     return;
@@ -482,14 +482,14 @@ void fwd_padded(const Ukernels& uk, const ConvShape& s, const float* x, const fl
   run_workers(nw, [&](int64_t wk) {
     float* buf = bufs + wk * per;
     if (!in_place) std::fill(buf, buf + l.elems(s), 0.0f);
-    const int64_t* off = tap_offsets(s, l);
+    const TapTable off = tap_offsets(s, l);
     for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
       const float* xp = buf;
       if (in_place)
         xp = x + n * s.c * s.h * s.w;
       else
         fill_image(s, l, x, n, buf);
-      image_panels(off, xp, n, 0, np, 0, nb);
+      image_panels(off.data(), xp, n, 0, np, 0, nb);
       if (per_image) ep.row(y, n * s.k * p, y + n * s.k * p, s.k * p);
     }
   });

@@ -97,11 +97,11 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
   };
   run_workers(nw, [&](int64_t wk) {
     float* buf = bufs + wk * lane_image_elems(s);
-    const int64_t* off = tap_table(s.c, s.r, s.s, plane, s.dil_h * cols, s.dil_w);
+    const TapTable off(s.c, s.r, s.s, plane, s.dil_h * cols, s.dil_w);
     if (s.n >= nw) {
       for (int64_t n = s.n * wk / nw; n < s.n * (wk + 1) / nw; ++n) {
         fill_lane_image(s, x, n, buf, 0, lane_rows(s));
-        run_rows(off, buf, n, 0, s.oh);
+        run_rows(off.data(), buf, n, 0, s.oh);
       }
       return;
     }
@@ -110,7 +110,7 @@ void fwd_lanes(const Ukernels& uk, const ConvShape& s, const float* x, const flo
     for (int64_t n = 0; n < s.n; ++n) {
       fill_lane_image(s, x, n, buf, oh0 * s.stride_h,
                       (oh1 - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1);
-      run_rows(off, buf, n, oh0, oh1);
+      run_rows(off.data(), buf, n, oh0, oh1);
     }
   });
 }

@@ -183,23 +183,35 @@ inline void fill_plane_rows(float* plane, int64_t cols, int64_t row0, int64_t ro
 // r*row_step + q*col_step. The first channel's R*S entries are worked out, the others' are those
 // plus c planes (not each from scratch, which took 0.1-0.3 us of a 16 -> 16 3x3 layer's call;
 // nor from the entries just stored, off[t - R*S], which stalls on the vector loads that
-// straddle two earlier stores). In a table of the calling thread's own, reused from call to
-// call and valid until its next call: a table the main thread wrote on every call and the others
-// read cost it the other cores' copies of its lines (0.6-0.9 us a call at batch 1 on two
-// threads), and a new one on each call its allocation and zeroing (about 0.7 us of each thread's
-// share of a 64 -> 64 3x3 layer on 8 x 8).
-inline const int64_t* tap_table(int64_t channels, int64_t r, int64_t s, int64_t pitch,
-                                int64_t row_step, int64_t col_step) {
-  thread_local std::vector<int64_t> table;
-  const int64_t rs = r * s;
-  if (static_cast<int64_t>(table.size()) < channels * rs) table.resize(channels * rs);
-  int64_t* off = table.data();
-  for (int64_t i = 0; i < r; ++i)
-    for (int64_t q = 0; q < s; ++q) off[i * s + q] = i * row_step + q * col_step;
-  for (int64_t c = 1; c < channels; ++c)
-    for (int64_t j = 0; j < rs; ++j) off[c * rs + j] = off[j] + c * pitch;
-  return off;
-}
+// straddle two earlier stores). Each thread makes its own, on its stack up to kStackTaps taps: a
+// table the main thread wrote on every call and the others read cost it the other cores' copies
+// of its lines (0.6-0.9 us a call at batch 1 on two threads), and a vector allocated and zeroed
+// on every call about 0.7 us of each thread's share of a 64 -> 64 3x3 layer on 8 x 8. (Not a
+// thread-local table: a worker touching the library's thread-local block, 0.1 MiB, makes it.)
+class TapTable {
+ public:
+  static constexpr int64_t kStackTaps = 1024;
+  TapTable(int64_t channels, int64_t r, int64_t s, int64_t pitch, int64_t row_step,
+           int64_t col_step) {
+    const int64_t rs = r * s;
+    if (channels * rs > kStackTaps) {
+      heap_.resize(channels * rs);
+      off_ = heap_.data();
+    }
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t q = 0; q < s; ++q) off_[i * s + q] = i * row_step + q * col_step;
+    for (int64_t c = 1; c < channels; ++c)
+      for (int64_t j = 0; j < rs; ++j) off_[c * rs + j] = off_[j] + c * pitch;
+  }
+  TapTable(const TapTable&) = delete;
+  TapTable& operator=(const TapTable&) = delete;
+  const int64_t* data() const { return off_; }
+
+ private:
+  int64_t local_[kStackTaps];
+  std::vector<int64_t> heap_;
+  int64_t* off_ = local_;
+};
 
 // Copies image n of x into buf in layout l (Note [Padded images]): the whole image (its rows
 // only: the rest of buf is zero from its setup), or rows [row0, row1) of the copy's planes,
