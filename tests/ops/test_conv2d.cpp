@@ -483,8 +483,9 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
   // instruction set this CPU has:
   // stride 2 in both dims or in rows only, a stride-1 image with no copy layout, output rows
   // of 7, 10, 14 and 16 columns (whole tiles and a remainder), dilation, padding 0 and 2,
-  // batches of 1 and 3 on one and four threads (the output rows split, or the images), bias,
-  // clamp, residual, and filters packed once; against the float64 loops.
+  // batches of 1 and 3 on one and four threads (the output rows split, or the images, or at
+  // batch 1 with at least a filter block per thread the blocks, unevenly: Note [Lanes split at
+  // batch 1]), bias, clamp, residual, and filters packed once; against the float64 loops.
   const unsigned seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937 g(seed);
@@ -496,7 +497,11 @@ TEST_CASE("conv2d: filters in lanes for strided layers, on one thread and sharin
           ConvCase{"5x3 s(2,1) pad 2", 3, 8, 11, 16, 32, 5, 3, conv_params(2, 1, 2, 2, 1, 1, 1)},
           ConvCase{"3x3 s1, 14 x 14", 2, 16, 14, 14, 32, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1)},
           ConvCase{"3x3 s2 dil 2 pad 0", 1, 5, 21, 23, 32, 3, 3,
-                   conv_params(2, 2, 0, 0, 2, 2, 1)}}) {
+                   conv_params(2, 2, 0, 0, 2, 2, 1)},
+          ConvCase{"3x3 s2, 1 image, 5 filter blocks", 1, 16, 16, 15, 160, 3, 3,
+                   conv_params(2, 2, 1, 1, 1, 1, 1)},
+          ConvCase{"3x3 s1, 8 x 8, 1 image, 5 filter blocks", 1, 32, 8, 8, 160, 3, 3,
+                   conv_params(1, 1, 1, 1, 1, 1, 1)}}) {
       const std::string name = cs.name;
       CAPTURE(name);
       const auto [x, w, b, z, ref] = random_case(cs, g);
