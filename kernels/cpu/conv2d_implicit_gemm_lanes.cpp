@@ -3,7 +3,6 @@
 // kernels/cpu/conv2d_implicit_gemm.cpp, compiled for the build's target; the AVX-512 tile is
 // lanes_tile in kernels/cpu/conv2d_implicit_gemm_avx512.cpp.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/conv2d_implicit_gemm_parts.h"
