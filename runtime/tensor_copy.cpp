@@ -28,14 +28,18 @@ void fill_bytes(void* dst, const void* value, size_t size, size_t n) {
     std::memcpy(&w, value, sizeof w);
     Word* d = static_cast<Word*>(dst);
     const int64_t count = static_cast<int64_t>(n);
-#pragma omp parallel if (n * sizeof w >= kParallelFillBytes)
-    {
-      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      const int64_t lo = count * t / nt, hi = count * (t + 1) / nt;
+    auto part = [&](int64_t lo, int64_t hi) {
       if (w == 0)
         std::memset(d + lo, 0, static_cast<size_t>(hi - lo) * sizeof w);
       else
         std::fill(d + lo, d + hi, w);
+    };
+    // A small fill stays out of OpenMP: a region with a false `if` still sets up a team of one.
+    if (n * sizeof w < kParallelFillBytes) return part(0, count);
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      part(count * t / nt, count * (t + 1) / nt);
     }
   };
   switch (size) {
