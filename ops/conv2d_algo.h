@@ -7,7 +7,8 @@
 // (run_forward, run_backward_data, run_backward_filter). An algorithm that exists on several
 // devices is one entry: `direct` and `implicit_gemm` run on cpu, cuda and emu through the
 // devices' kernel tables; `im2col_gemm` is the cpu's alone. The registry lives in
-// ops/conv2d_registry.cpp, the built-in algorithms in ops/conv2d_algos.cpp.
+// ops/conv2d_registry.cpp (how a policy ranks them in ops/conv2d_ranking.cpp), the built-in
+// algorithms in ops/conv2d_algos.cpp.
 // A policy ranks the supporting algorithms for a key:
 //   heuristic     (default) lowest estimated cost first;
 //   benchmark     every eligible candidate timed on scratch buffers the first time a key is

@@ -1,6 +1,7 @@
-// The convolution algorithm registry: the policies, the per-key ranking cache, the benchmark's
-// measurements (timing in ops/conv2d_benchmark.cpp, the file in ops/conv2d_cache.cpp) and the
-// run-with-fallback loop (the built-in algorithms are in ops/conv2d_algos.cpp).
+// The convolution algorithm registry: the policies' settings, the per-key ranking cache (the
+// ranking itself in ops/conv2d_ranking.cpp), the benchmark's measurements (timing in
+// ops/conv2d_benchmark.cpp, the file in ops/conv2d_cache.cpp) and the run-with-fallback loop (the
+// built-in algorithms are in ops/conv2d_algos.cpp).
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "ops/conv2d_algo.h"
 #include "ops/conv2d_benchmark.h"
 #include "ops/conv2d_cudnn.h"
+#include "ops/conv2d_ranking.h"
 #include "ops/dispatch.h"
 #include "runtime/tensor.h"
 #include "runtime/trace.h"
@@ -76,15 +78,9 @@ std::string conv_key_string(const ConvKey& k) {
 
 namespace {
 
-// --- Registry state ----------------------------------------------------------------------------
+using Ranking = ConvRanking;  // ops/conv2d_ranking.h
 
-struct Ranking {
-  std::string forced;          // the forced name this ranking was made under
-  bool benchmark = false;      // whether it was made under the benchmark policy
-  std::vector<AlgoPtr> order;  // what run_conv tries, in turn
-  std::string error;           // why nothing can run (order empty)
-  bool forced_error = false;   // the error is about the forced name
-};
+// --- Registry state ----------------------------------------------------------------------------
 
 struct Registry {
   std::mutex mu;
@@ -109,12 +105,6 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   return r;
-}
-
-std::string names_list(const std::vector<AlgoPtr>& algos) {
-  std::string s;
-  for (const AlgoPtr& a : algos) s += (s.empty() ? "" : ", ") + a->name();
-  return s;
 }
 
 std::vector<std::string> names_of(const std::vector<AlgoPtr>& algos) {
@@ -184,170 +174,11 @@ size_t limit_locked(Registry& r) {
   return static_cast<size_t>(n << shift);
 }
 
-// The algorithms that stand for `algos` on `key`: each family replaced by its members where it has
-// some (Note [Algorithm families]).
-std::vector<AlgoPtr> for_key(const std::vector<AlgoPtr>& algos, const ConvKey& key) {
-  std::vector<AlgoPtr> out;
-  for (const AlgoPtr& a : algos) {
-    std::string why;
-    std::vector<AlgoPtr> m = a->is_family() ? a->members(key, &why) : std::vector<AlgoPtr>{};
-    if (m.empty())
-      out.push_back(a);
-    else
-      out.insert(out.end(), m.begin(), m.end());
-  }
-  return out;
-}
-
-// Whether forcing `forced` forces `name`: the same name, or a member of the forced family
-// ("cudnn" forces "cudnn:eng38{...}"), or a config of the forced engine ("cudnn:eng38" forces
-// "cudnn:eng38{...}").
-bool forced_matches(const std::string& name, const std::string& forced) {
-  return name == forced || name.rfind(forced + ":", 0) == 0 || name.rfind(forced + "{", 0) == 0;
-}
-
-// Whether `name` may be forced: a registered algorithm or a name of a registered family's form.
-bool known_name(const std::vector<AlgoPtr>& algos, const std::string& name) {
-  return std::any_of(algos.begin(), algos.end(), [&](const AlgoPtr& a) {
-    return a->name() == name || (a->is_family() && a->owns(name));
-  });
-}
-
-std::string fmt_cost(double c) {
-  std::ostringstream os;
-  os.precision(3);
-  os << c;
-  return os.str();
-}
-
 std::string fmt_ms(double ms) {
   std::ostringstream os;
   os.precision(3);
   os << ms << " ms";
   return os.str();
-}
-
-// Note [Winograd before cuDNN]: measured on an H200 (`ember algos` on ResNet-50's and VGG-16's
-// layers, batch 8, cuDNN 9.19 in FMA math; docs/gpu_backend.md), Ember's Winograd beat cuDNN's
-// fastest engine by 1.1-2.2x on every float32 3x3 stride-1 layer with 64 channels or more in and
-// out, forward and backward-data; F(4x4) on output planes of 14 x 14 and more, F(2x2) on smaller
-// ones (F(4x4) was 1.4-2.3x slower on 8 x 8 and 4 x 4 planes). Ranking that one first put the
-// heuristic within 1.10x of the fastest on 54 of 69 ResNet-50 (layer, direction) pairs instead
-// of 47, and on 26 of 27 VGG-16 ones instead of 10. With 3 input channels cuDNN stays first.
-// The Winograd algorithm that goes before cuDNN's engines for `key`, or null.
-const char* winograd_before_cudnn(const ConvKey& key) {
-  const kernels::ConvShape& s = key.shape;
-  if (key.device_type != DeviceType::CUDA || key.dtype != DType::f32 ||
-      key.math != ConvMathMode::fp32 || key.direction == ConvDirection::backward_filter)
-    return nullptr;
-  if (s.r != 3 || s.s != 3 || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 ||
-      s.dil_w != 1 || s.groups != 1 || s.c < 64 || s.k < 64)
-    return nullptr;
-  return s.oh * s.ow >= 14 * 14 ? "winograd_f4x4_3x3" : "winograd_f2x2_3x3";
-}
-
-// The verdict for `key` over `algos` under the heuristic, deterministic or forced policy (or the
-// benchmark's stand-in before a key is timed), and the ranking run_conv follows.
-ConvSelection explain(const std::vector<AlgoPtr>& registered, const std::string& forced,
-                      bool benchmark, size_t limit, const ConvKey& key, Ranking* ranking) {
-  const std::vector<AlgoPtr> algos = for_key(registered, key);
-  ConvSelection sel;
-  sel.policy = !forced.empty()     ? ConvPolicy::forced
-               : benchmark         ? ConvPolicy::benchmark
-               : key.deterministic ? ConvPolicy::deterministic
-                                   : ConvPolicy::heuristic;
-  std::vector<size_t> eligible;
-  for (const AlgoPtr& a : algos) {
-    std::string why;
-    ConvCandidate c = conv_candidate_of(*a, key, &why);
-    const size_t i = sel.candidates.size();
-    if (!c.supported) {
-      c.reason = "not supported: " + why;
-    } else if (sel.policy == ConvPolicy::forced) {
-      if (!forced_matches(a->name(), forced)) {
-        c.reason = "not tried: '" + forced + "' is forced";
-      } else if (key.deterministic && !a->deterministic()) {
-        c.reason = "forced, but not deterministic and the deterministic policy is on";
-      } else {
-        c.reason = "forced";
-        eligible.push_back(i);
-      }
-    } else if (key.deterministic && !a->deterministic()) {
-      c.reason = "not deterministic";
-    } else if (c.workspace_bytes > limit) {
-      c.reason = "its workspace (" + format_bytes(c.workspace_bytes) + ") is over the limit (" +
-                 format_bytes(limit) + ", EMBER_CONV_WORKSPACE_LIMIT)";
-    } else {
-      eligible.push_back(i);
-    }
-    if (!c.supported && (forced_matches(a->name(), forced) || (a->is_family() && a->owns(forced))))
-      c.reason = "forced, but " + c.reason;
-    sel.candidates.push_back(std::move(c));
-  }
-  // A forced algorithm with no path for a half key runs on widened copies (Note [Half
-  // convolutions] in ops/conv2d_half.cpp).
-  if (sel.policy == ConvPolicy::forced && eligible.empty() && is_half(key.dtype) &&
-      known_name(registered, forced))
-    for (size_t i = 0; i < sel.candidates.size(); ++i)
-      if (sel.candidates[i].name == kHalfFallbackAlgo && sel.candidates[i].supported) {
-        sel.candidates[i].reason =
-            "forced '" + forced + "' cannot run this half key: it runs on float32 copies";
-        eligible.push_back(i);
-      }
-  // A library's algorithms first, in its own order (Note [Algorithm families]), then Ember's by
-  // estimated cost; the other way round under prefer-ember (set_conv_backend_preference).
-  // cuDNN's classic algorithms come last, for comparison. Where Ember's Winograd was measured
-  // faster than every cuDNN engine, it goes before them (Note [Winograd before cuDNN]).
-  const bool cudnn_first = conv_backend_preference() != BackendPreference::prefer_ember;
-  const char* winograd = cudnn_first ? winograd_before_cudnn(key) : nullptr;
-  auto tier = [&](size_t i) {
-    const ConvBackend b = sel.candidates[i].backend;
-    if (winograd != nullptr && sel.candidates[i].name == winograd) return 0;
-    if (b == ConvBackend::cudnn_legacy) return 3;
-    return (b == ConvBackend::cudnn) == cudnn_first ? 1 : 2;
-  };
-  std::stable_sort(eligible.begin(), eligible.end(), [&](size_t a, size_t b) {
-    if (tier(a) != tier(b)) return tier(a) < tier(b);
-    return sel.candidates[a].cost < sel.candidates[b].cost;
-  });
-  for (size_t r = 0; r < eligible.size(); ++r) {
-    ConvCandidate& c = sel.candidates[eligible[r]];
-    c.rank = static_cast<int>(r);
-    c.chosen = r == 0;
-    const std::string note = algos[eligible[r]]->rank_note(key);
-    if (sel.policy != ConvPolicy::forced)
-      c.reason = (r == 0 ? std::string(note.empty() ? "lowest " : "first: ")
-                         : "fallback " + std::to_string(r) + ": ") +
-                 (note.empty() ? "estimated cost (" + fmt_cost(c.cost) + ")" : note) +
-                 (key.deterministic ? " among deterministic algorithms" : "");
-    if (ranking) ranking->order.push_back(algos[eligible[r]]);
-  }
-  const bool known = known_name(registered, forced);
-  if (!eligible.empty()) {
-    const ConvCandidate& c = sel.candidates[eligible[0]];
-    sel.chosen = c.name;
-    sel.reason = (benchmark && forced.empty()
-                      ? std::string("benchmark: not timed yet (the first run of this key times "
-                                    "the candidates); until then the heuristic's ")
-                      : conv_policy_name(sel.policy) + std::string(": ")) +
-                 c.reason;
-  } else if (sel.policy == ConvPolicy::forced && !known) {
-    sel.reason =
-        "unknown algorithm '" + forced + "' forced (valid: " + names_list(registered) + ")";
-  } else {
-    std::string why = sel.policy == ConvPolicy::forced
-                          ? "forced algorithm '" + forced + "' cannot run it"
-                          : "no registered algorithm supports it";
-    for (const ConvCandidate& c : sel.candidates) why += "; " + c.name + ": " + c.reason;
-    sel.reason = why;
-  }
-  if (ranking) {
-    ranking->forced = forced;
-    ranking->benchmark = benchmark;
-    ranking->error = sel.chosen.empty() ? sel.reason : "";
-    ranking->forced_error = sel.policy == ConvPolicy::forced;
-  }
-  return sel;
 }
 
 // --- The benchmark's measurements and EMBER_CONV_CACHE ------------------------------------------
@@ -359,7 +190,7 @@ size_t take_entries_locked(Registry& r, std::vector<ConvBenchEntry>& entries, si
   for (ConvBenchEntry& e : entries) {
     std::vector<ConvMeasurement> still;
     for (const ConvMeasurement& m : e.timed)
-      for (const AlgoPtr& a : for_key(r.algos, e.key)) {
+      for (const AlgoPtr& a : conv_algos_for_key(r.algos, e.key)) {
         std::string why;
         if (a->name() == m.name && a->supports(e.key, &why)) still.push_back(m);
       }
@@ -452,7 +283,7 @@ void log_measurement(const ConvKey& key, const ConvBenchEntry& e, int runs) {
 // measurement and rewrites EMBER_CONV_CACHE. requires: `lock` holds r.mu; holds it again after.
 const ConvBenchEntry& measure_locked(Registry& r, std::unique_lock<std::mutex>& lock,
                                      const ConvKey& key, int runs) {
-  const std::vector<AlgoPtr> algos = for_key(r.algos, key);
+  const std::vector<AlgoPtr> algos = conv_algos_for_key(r.algos, key);
   const size_t limit = limit_locked(r);
   lock.unlock();
   ConvBenchEntry entry = run_conv_benchmark(algos, key, limit, runs);
@@ -519,9 +350,9 @@ bool unregister_conv_algo(const std::string& name) {
 void set_conv_algo(const std::string& name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  EMBER_CHECK_VALUE(name.empty() || known_name(r.algos, name),
+  EMBER_CHECK_VALUE(name.empty() || conv_algo_known(r.algos, name),
                     "set_conv_algo: unknown convolution algorithm '", name,
-                    "'; valid names: ", names_list(r.algos),
+                    "'; valid names: ", conv_algo_names_list(r.algos),
                     ", and cudnn:eng<N> or cudnn:eng<N>{knobs} for one of cuDNN's engine configs, "
                     "cudnn_v7:<algorithm> for one of its classic algorithms");
   r.forced_api = name;
@@ -647,12 +478,13 @@ ConvSelection explain_conv_algos(const ConvKey& key) {
     load_env_cache_locked(r);
     auto it = r.bench.find(key);
     if (it != r.bench.end()) {
-      ConvSelection sel = explain_measured(for_key(r.algos, key), key, it->second, limit_locked(r),
-                                           "cached (" + it->second.source + ")", nullptr);
+      ConvSelection sel =
+          explain_measured(conv_algos_for_key(r.algos, key), key, it->second, limit_locked(r),
+                           "cached (" + it->second.source + ")", nullptr);
       if (!sel.chosen.empty()) return sel;
     }
   }
-  return explain(r.algos, forced, benchmark, limit_locked(r), key, nullptr);
+  return rank_conv_algos(r.algos, forced, benchmark, limit_locked(r), key, nullptr);
 }
 
 ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
@@ -663,7 +495,8 @@ ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
   load_env_cache_locked(r);  // so that rewriting EMBER_CONV_CACHE keeps what it held
   const ConvBenchEntry& entry = measure_locked(r, lock, key, runs);
   r.cache.erase(key);  // the next run ranks from this measurement
-  return explain_measured(for_key(r.algos, key), key, entry, limit_locked(r), "timed now", nullptr);
+  return explain_measured(conv_algos_for_key(r.algos, key), key, entry, limit_locked(r),
+                          "timed now", nullptr);
 }
 
 namespace {
@@ -682,20 +515,20 @@ std::shared_ptr<const Ranking> ranking_for(const ConvKey& key) {
   Ranking ranking;
   ConvSelection sel;
   if (!benchmark) {
-    sel = explain(r.algos, forced, false, limit_locked(r), key, &ranking);
+    sel = rank_conv_algos(r.algos, forced, false, limit_locked(r), key, &ranking);
   } else {
     load_env_cache_locked(r);
     auto b = r.bench.find(key);
     if (b != r.bench.end())
-      sel = explain_measured(for_key(r.algos, key), key, b->second, limit_locked(r),
+      sel = explain_measured(conv_algos_for_key(r.algos, key), key, b->second, limit_locked(r),
                              "cached (" + b->second.source + ")", &ranking.order);
     if (!sel.chosen.empty()) {
       ++r.stats.cache_hits;
     } else {
       const ConvBenchEntry& entry = measure_locked(r, lock, key, kConvBenchmarkRuns);
       ranking = Ranking{};
-      sel = explain_measured(for_key(r.algos, key), key, entry, limit_locked(r), "timed now",
-                             &ranking.order);
+      sel = explain_measured(conv_algos_for_key(r.algos, key), key, entry, limit_locked(r),
+                             "timed now", &ranking.order);
     }
     ranking.benchmark = true;
     ranking.error = sel.chosen.empty() ? sel.reason : "";
