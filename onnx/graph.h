@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 
 namespace ember::ops {
 struct PackedConv2dFilters;  // ops/conv2d.h
+struct PreparedConv2d;
 }
 
 namespace ember::onnx {
@@ -47,6 +49,13 @@ struct Node {
   bool fused_add = false;
   // A Conv's constant filters packed at load for the cpu's implicit GEMM (onnx/passes.cpp).
   std::shared_ptr<const ops::PackedConv2dFilters> packed_filters;
+  // Such a Conv's forward prepared for the input shape its last run met (Note [Prepared
+  // convolutions] in ops/conv2d.cpp), shared by the threads that run the model.
+  struct PreparedConv {
+    std::mutex mu;
+    std::shared_ptr<const ops::PreparedConv2d> prepared;
+  };
+  std::shared_ptr<PreparedConv> prepared_conv;
 };
 
 // A graph input or output as declared: element type and shape, -1 for a symbolic dim.

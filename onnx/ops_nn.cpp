@@ -94,28 +94,67 @@ Tensor pad_explicit(const Tensor& x, const Window& w, double value) {
   return pad(x, {w.begin[1], w.end[1], w.begin[0], w.end[0]}, "constant", value);
 }
 
+// The bounds of the activation fused into a Conv: ReLU's, a Clip's, or none (-inf, inf).
+std::pair<double, double> fused_bounds(const Node& node) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return node.fused_clip ? *node.fused_clip
+         : node.fused_relu ? std::make_pair(0.0, kInf)
+                           : std::make_pair(-kInf, kInf);
+}
+
+// Whether `z` can be added inside the convolution: y's shape, dtype and device.
+bool residual_inside(const Tensor& z2, const Tensor& x2, const Tensor& w2,
+                     const ops::Conv2dParams& p) {
+  return z2.shape() == ops::conv2d_output_shape(x2.shape(), w2.shape(), p) &&
+         z2.dtype() == x2.dtype() && z2.device() == x2.device();
+}
+
 // A Conv with its residual Add (and activation) fused in (onnx/passes.cpp): input 3 added
 // before the clamp, inside the convolution where it has y's shape, dtype and device
 // (ops::conv2d_bias_add_clamp), else after it with the Add's broadcasting.
 Tensor residual_conv(const OpArgs& a, const Tensor& x2, const Tensor& w2, const Tensor& bias,
                      const ops::Conv2dParams& p, bool one_d) {
   const ops::PackedConv2dFilters* packed = a.node.packed_filters.get();
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const auto [lo, hi] = a.node.fused_clip ? *a.node.fused_clip
-                        : a.node.fused_relu ? std::make_pair(0.0, kInf)
-                                            : std::make_pair(-kInf, kInf);
+  const auto [lo, hi] = fused_bounds(a.node);
   const Tensor& z = a.input(3);
   const Tensor z2 = as_2d(z, one_d);
-  if (z2.shape() == ops::conv2d_output_shape(x2.shape(), w2.shape(), p) &&
-      z.dtype() == x2.dtype() && z.device() == x2.device())
+  if (residual_inside(z2, x2, w2, p))
     return from_2d(ops::conv2d_bias_add_clamp(x2, w2, bias, z2, p, lo, hi, packed), one_d);
   const Tensor sum = add(from_2d(ops::conv2d(x2, w2, bias, p), one_d), z);
-  return lo == -kInf && hi == kInf ? sum : clamp(sum, lo, hi);
+  return std::isinf(lo) && std::isinf(hi) ? sum : clamp(sum, lo, hi);
+}
+
+// A packed Conv's forward as prepared for x's shape (Note [Prepared convolutions] in
+// ops/conv2d.cpp): prepared again here where the last preparation does not serve this run and
+// the forward has one form (2-D, no explicit pad, any residual inside); undefined where not.
+Tensor prepared_conv(const OpArgs& a, const Tensor& x2, const Tensor& w2, const Tensor& bias,
+                     const Tensor& z, const ops::Conv2dParams* p) {
+  Node::PreparedConv& slot = *a.node.prepared_conv;
+  std::shared_ptr<const ops::PreparedConv2d> prepared;
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    prepared = slot.prepared;
+  }
+  if (prepared)
+    if (Tensor y = ops::run_prepared_conv2d(*prepared, x2, w2, bias, z); y.defined()) return y;
+  if (p == nullptr || (z.defined() && !residual_inside(z, x2, w2, *p))) return Tensor();
+  const auto [lo, hi] = fused_bounds(a.node);
+  prepared = ops::prepare_conv2d(x2, w2, bias, z, *p, lo, hi, a.node.packed_filters.get());
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    slot.prepared = prepared;
+  }
+  return prepared ? ops::run_prepared_conv2d(*prepared, x2, w2, bias, z) : Tensor();
 }
 
 Out conv_op(const OpArgs& a) {
   const Tensor& x = a.input(0);
   const Tensor& weight = a.input(1);
+  const Tensor bias = a.has_input(2) ? a.input(2) : Tensor();
+  const Tensor residual = a.node.fused_add ? a.input(3) : Tensor();
+  const bool prepares = a.node.prepared_conv != nullptr && x.dim() == 4;
+  if (prepares)  // as prepared at an earlier run, checks and choice made then
+    if (Tensor y = prepared_conv(a, x, weight, bias, residual, nullptr); y.defined()) return {y};
   if (weight.dim() != x.dim()) a.fail("the weight's rank must equal the input's");
   const Window w = window_of(a, x, Shape(weight.shape().begin() + 2, weight.shape().end()));
   Tensor x2 = as_2d(x, w.one_d), w2 = as_2d(weight, w.one_d);
@@ -124,19 +163,17 @@ Out conv_op(const OpArgs& a) {
   opts.groups(a.i("group", 1));
   if (w.symmetric()) opts.padding(w.begin[0], w.begin[1]);
   else x2 = pad_explicit(x2, w, 0.0);
-  const Tensor bias = a.has_input(2) ? a.input(2) : Tensor();
+  if (prepares && w.symmetric())
+    if (Tensor y = prepared_conv(a, x2, w2, bias, residual, &opts.params); y.defined()) return {y};
   if (a.node.fused_add) return {residual_conv(a, x2, w2, bias, opts.params, w.one_d)};
   // Filters packed at load reach the cpu's implicit GEMM through the inference forms.
   const ops::PackedConv2dFilters* packed = a.node.packed_filters.get();
   if (a.node.fused_relu)  // one cuDNN graph on cuda where it serves (ops/conv2d.h)
     return {from_2d(ops::conv2d_bias_relu(x2, w2, bias, opts.params, packed), w.one_d)};
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (a.node.fused_clip || packed)  // clamped in the cpu kernels' output loops (ops/conv2d.h)
-    return {from_2d(ops::conv2d_bias_clamp(
-                        x2, w2, bias, opts.params,
-                        a.node.fused_clip ? a.node.fused_clip->first : -kInf,
-                        a.node.fused_clip ? a.node.fused_clip->second : kInf, packed),
-                    w.one_d)};
+  if (a.node.fused_clip || packed) {  // clamped in the cpu kernels' output loops (ops/conv2d.h)
+    const auto [lo, hi] = fused_bounds(a.node);
+    return {from_2d(ops::conv2d_bias_clamp(x2, w2, bias, opts.params, lo, hi, packed), w.one_d)};
+  }
   return {from_2d(conv2d(x2, w2, bias, opts), w.one_d)};
 }
 

@@ -237,8 +237,10 @@ void pack_conv_filters(Graph& g, Device device) {
       if (w.dim() == 3 && st.size() == 1 && st[0] > 0) p.stride = {1, st[0]};
     }
     auto packed = ops::pack_conv2d_filters(w.dim() == 3 ? unsqueeze(w, 2) : w, p);
-    if (packed.data.defined())
+    if (packed.data.defined()) {
       node.packed_filters = std::make_shared<const ops::PackedConv2dFilters>(std::move(packed));
+      node.prepared_conv = std::make_shared<Node::PreparedConv>();
+    }
   }
 }
 

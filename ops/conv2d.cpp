@@ -7,6 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "kernels/cpu/conv2d_implicit_gemm.h"
 #include "ops/activation.h"
@@ -118,12 +122,10 @@ namespace {
 // run_conv_forward adds it and clamps after the algorithm. The sum is (conv + bias) + residual,
 // rounded as the separate add rounds it, so the result is exactly clamp(conv2d(...) + residual).
 
-// conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu
-// inside the kernels that can, Note [Clamped convolutions]), `residual` (y's shape, dtype and
-// device, or undefined) added before the clamp.
-Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Conv2dParams& p, const ConvClamp* clamp, const Tensor& residual = Tensor(),
-                   const PackedConv2dFilters* packed = nullptr) {
+// The checks of conv2d_then; returns y's shape.
+Shape checked_output_shape(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
+                           const Conv2dParams& p, const Tensor& residual,
+                           const PackedConv2dFilters* packed) {
   if (packed != nullptr)
     EMBER_CHECK_VALUE(packed->w_shape == w.shape() && packed->groups == p.groups, op,
                       ": the packed filters are of shape ", packed->w_shape, " in ", packed->groups,
@@ -145,6 +147,28 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     EMBER_CHECK_SHAPE(residual.shape() == ys, op, ": expected a residual of the output's shape ",
                       ys, ", got ", residual.shape());
   }
+  return ys;
+}
+
+// The packed filters that serve `key` on the cpu and their layout's name (undefined where none):
+// the filters in lanes where this image takes them (and the micro-kernels are still those packed
+// for: otherwise the kernel packs w itself).
+std::pair<Tensor, std::string> packed_for(const PackedConv2dFilters* packed, const ConvKey& key) {
+  if (packed == nullptr || !packed->data.defined() || key.device_type != DeviceType::CPU) return {};
+  const bool lanes =
+      packed->lanes_data.defined() && kernels::cpu::conv2d_implicit_gemm_isa() != nullptr &&
+      packed->lanes_isa == kernels::cpu::conv2d_implicit_gemm_packed_layout(key.shape);
+  return lanes ? std::make_pair(packed->lanes_data, packed->lanes_isa)
+               : std::make_pair(packed->data, packed->isa);
+}
+
+// conv2d, clamped when `clamp` is given (ReLU in one cuDNN graph where cuDNN serves; on the cpu
+// inside the kernels that can, Note [Clamped convolutions]), `residual` (y's shape, dtype and
+// device, or undefined) added before the clamp.
+Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Conv2dParams& p, const ConvClamp* clamp, const Tensor& residual = Tensor(),
+                   const PackedConv2dFilters* packed = nullptr) {
+  const Shape ys = checked_output_shape(op, x, w, bias, p, residual, packed);
   Tensor y = empty(ys, {x.dtype(), x.device()});
   if (y.numel() == 0) return y;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
@@ -182,17 +206,12 @@ Tensor conv2d_then(const char* op, const Tensor& x, const Tensor& w, const Tenso
     return y;
   }
   ConvClamp c = *clamp;
-  c.residual = zc.defined() ? zc.data_ptr() : nullptr;
-  if (packed != nullptr && packed->data.defined() && x.device().is_cpu()) {
-    // The filters in lanes where this image takes them (and the micro-kernels are still those
-    // packed for: otherwise the kernel packs w itself).
-    const bool lanes =
-        packed->lanes_data.defined() && kernels::cpu::conv2d_implicit_gemm_isa() != nullptr &&
-        packed->lanes_isa == kernels::cpu::conv2d_implicit_gemm_packed_layout(key.shape);
-    c.packed_filters =
-        static_cast<const float*>((lanes ? packed->lanes_data : packed->data).data_ptr());
-    c.packed_isa = (lanes ? packed->lanes_isa : packed->isa).c_str();
+  const auto [filters, layout] = packed_for(packed, key);
+  if (filters.defined()) {
+    c.packed_filters = static_cast<const float*>(filters.data_ptr());
+    c.packed_isa = layout.c_str();
   }
+  c.residual = zc.defined() ? zc.data_ptr() : nullptr;
   run_conv_forward(key, xc.data_ptr(), wc.data_ptr(), b, y.data_ptr(), &c);
   return y;
 }
@@ -230,6 +249,81 @@ Tensor conv2d_bias_add_clamp(const Tensor& x, const Tensor& w, const Tensor& bia
   EMBER_CHECK_VALUE(residual.defined(), op, ": expected a residual tensor, got an undefined one");
   const ConvClamp clamp{lo, hi};
   return conv2d_then(op, x, w, bias, p, &clamp, residual, packed);
+}
+
+// Note [Prepared convolutions]
+// An inference graph runs each Conv on inputs of one shape, call after call, and at batch 1 a
+// small layer's kernels take a few microseconds. A call's own work (the checks, the output shape,
+// the registry's key, its lookup and the policy's settings) then counts: about a tenth of the
+// ResNet-style model's time on two threads. prepare_conv2d does that work once for one input
+// shape; run_prepared_conv2d checks only what may differ from call to call (x's shape, dtype,
+// device and layout; the filters and bias being the tensors prepared, which it holds so that
+// their memory is not another tensor's; the residual's shape) and whether the registry would
+// still choose as it did (conv_choice_current: no ranking made or cleared since, the same forced
+// algorithm and policy), then runs the ranking it holds, moving along it where an algorithm
+// fails as run_conv_forward does. The result is conv2d_bias_add_clamp's, bit for bit: the same
+// algorithm on the same buffers. Only on the cpu, in float32 and float64: on cuda the fused
+// cuDNN graph is chosen call by call, and the half forms round through float32 buffers.
+struct PreparedConv2d {
+  Shape x_shape, y_shape;
+  DType dtype;
+  Tensor w, bias;  // those prepared for (bias undefined for none)
+  bool residual;
+  ConvKey key;
+  ConvChoice choice;
+  double lo, hi;
+  Tensor packed_filters;  // undefined where none serve
+  std::string packed_layout;
+};
+
+std::shared_ptr<const PreparedConv2d> prepare_conv2d(const Tensor& x, const Tensor& w,
+                                                     const Tensor& bias, const Tensor& residual,
+                                                     const Conv2dParams& p, double lo, double hi,
+                                                     const PackedConv2dFilters* packed) {
+  const char* op = "prepare_conv2d";
+  check_bounds(op, lo, hi);
+  const Shape ys = checked_output_shape(op, x, w, bias, p, residual, packed);
+  if (!x.device().is_cpu() || is_half(x.dtype()) || x.numel() == 0 || checked_numel(ys) == 0)
+    return nullptr;
+  auto prepared = std::make_shared<PreparedConv2d>();
+  PreparedConv2d& r = *prepared;
+  r.x_shape = x.shape();
+  r.y_shape = ys;
+  r.dtype = x.dtype();
+  r.w = w.contiguous();
+  r.bias = bias.defined() ? bias.contiguous() : Tensor();
+  r.residual = residual.defined();
+  r.key = conv2d_key(ConvDirection::forward, x.shape(), w.shape(), x.dtype(), x.device(), p);
+  r.choice = conv_forward_choice(r.key);
+  r.lo = lo;
+  r.hi = hi;
+  std::tie(r.packed_filters, r.packed_layout) = packed_for(packed, r.key);
+  return prepared;
+}
+
+Tensor run_prepared_conv2d(const PreparedConv2d& p, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& residual) {
+  auto same = [](const Tensor& a, const Tensor& b) {
+    return a.defined() == b.defined() && (!a.defined() || a.data_ptr() == b.data_ptr());
+  };
+  if (x.shape() != p.x_shape || x.dtype() != p.dtype || !x.device().is_cpu() ||
+      !x.is_contiguous() || !same(w, p.w) || w.shape() != p.w.shape() || !same(bias, p.bias) ||
+      residual.defined() != p.residual)
+    return Tensor();
+  if (residual.defined() && (residual.shape() != p.y_shape || residual.dtype() != p.dtype ||
+                             !residual.device().is_cpu() || !residual.is_contiguous()))
+    return Tensor();
+  if (!conv_choice_current(p.choice, p.key)) return Tensor();
+  Tensor y = empty(p.y_shape, {p.dtype, kCPU});
+  ConvClamp c{p.lo, p.hi};
+  c.residual = residual.defined() ? residual.data_ptr() : nullptr;
+  if (p.packed_filters.defined()) {
+    c.packed_filters = static_cast<const float*>(p.packed_filters.data_ptr());
+    c.packed_isa = p.packed_layout.c_str();
+  }
+  run_conv_forward_chosen(p.choice, p.key, x.data_ptr(), w.data_ptr(),
+                          bias.defined() ? bias.data_ptr() : nullptr, y.data_ptr(), &c);
+  return y;
 }
 
 PackedConv2dFilters pack_conv2d_filters(const Tensor& w, const Conv2dParams& p) {

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include "ops/conv2d_algo.h"
 #include "runtime/tensor.h"
@@ -89,6 +90,23 @@ Tensor conv2d_bias_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
 Tensor conv2d_bias_add_clamp(const Tensor& x, const Tensor& w, const Tensor& bias,
                              const Tensor& residual, const Conv2dParams& p, double lo, double hi,
                              const PackedConv2dFilters* packed = nullptr);
+
+// conv2d_bias_add_clamp prepared once for inputs shaped like x (and a residual like `residual`,
+// or none): the checks, the output shape, the registry's key and choice made now, for the calls
+// of run_prepared_conv2d (Note [Prepared convolutions] in ops/conv2d.cpp). Null where the
+// forward is not prepared: not on the cpu, half dtypes, an empty x or y.
+// throws: as conv2d_bias_add_clamp (where no algorithm can run the key, the run throws).
+struct PreparedConv2d;
+std::shared_ptr<const PreparedConv2d> prepare_conv2d(const Tensor& x, const Tensor& w,
+                                                     const Tensor& bias, const Tensor& residual,
+                                                     const Conv2dParams& p, double lo, double hi,
+                                                     const PackedConv2dFilters* packed = nullptr);
+// conv2d_bias_add_clamp(x, w, bias, residual (or none), p, lo, hi, packed) as prepared; an
+// undefined tensor, nothing run, where the call is not the one prepared (x's shape, dtype,
+// device or layout, other filters or bias, another residual) or the registry would now choose
+// otherwise (conv_choice_current).
+Tensor run_prepared_conv2d(const PreparedConv2d& prepared, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& residual);
 
 // dL/dx given dL/dy for y = conv2d(x, w): grad_y [N, K, OH, OW] -> [x_shape].
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,

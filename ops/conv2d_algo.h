@@ -260,6 +260,25 @@ std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, c
 std::string run_conv_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx);
 std::string run_conv_backward_filter(const ConvKey& key, const void* dy, const void* x, void* dw);
 
+// The forward ranking of one key held by a convolution prepared once (Note [Prepared
+// convolutions] in ops/conv2d_prepared.cpp), and the registry's state it was made in.
+struct ConvRanking;
+struct ConvChoice {
+  std::shared_ptr<const ConvRanking> ranking;
+  uint64_t version = 0;  // of the registry's rankings (any made, replaced or cleared moves it)
+};
+// The ranking run_conv_forward follows for `key` (made now where it has none).
+// requires: a forward key (ValueError otherwise).
+ConvChoice conv_forward_choice(const ConvKey& key);
+// Whether run_conv_forward would follow `choice` for `key` now: no ranking made, replaced or
+// cleared since, and the same forced algorithm, policy and deterministic setting.
+bool conv_choice_current(const ConvChoice& choice, const ConvKey& key);
+// run_conv_forward along `choice`'s ranking, without looking the key up.
+// requires: choice is conv_forward_choice(key).
+std::string run_conv_forward_chosen(const ConvChoice& choice, const ConvKey& key, const void* x,
+                                    const void* w, const void* bias, void* y,
+                                    const ConvClamp* clamp = nullptr);
+
 // Empties the per-key ranking cache and the benchmark's measurements (and re-reads
 // EMBER_CONV_ALGO, EMBER_CONV_POLICY and EMBER_CONV_CACHE on next use).
 void clear_conv_algo_cache();

@@ -91,6 +91,7 @@ struct Registry {
   std::optional<size_t> limit_api;
   // Shared, so that a call holds its ranking without copying it, even if the cache is cleared.
   std::unordered_map<ConvKey, std::shared_ptr<const Ranking>, ConvKeyHash> cache;
+  uint64_t version = 0;       // moved by every change to `cache` (ConvChoice)
   std::vector<ConvKey> seen;  // the keys of `cache`, in the order first seen
   std::unordered_map<ConvKey, ConvBenchEntry, ConvKeyHash> bench;
   ConvBenchmarkStats stats;
@@ -204,6 +205,7 @@ size_t take_entries_locked(Registry& r, std::vector<ConvBenchEntry>& entries, si
   }
   r.stats.entries_loaded += static_cast<int64_t>(taken);
   r.cache.clear();  // rankings made before now may be superseded
+  ++r.version;
   return taken;
 }
 
@@ -318,6 +320,7 @@ namespace {
 // The algorithm set changed: rankings and measurements were made for another one.
 void algos_changed_locked(Registry& r) {
   r.cache.clear();
+  ++r.version;
   r.seen.clear();
   r.bench.clear();
   r.env_cache_loaded = false;
@@ -412,6 +415,7 @@ void reset_conv_settings() {
   r.deterministic_api.reset();
   r.limit_api.reset();
   r.cache.clear();
+  ++r.version;
 }
 
 void set_conv_workspace_limit(size_t bytes) {
@@ -419,6 +423,7 @@ void set_conv_workspace_limit(size_t bytes) {
   std::lock_guard<std::mutex> lock(r.mu);
   r.limit_api = bytes;
   r.cache.clear();
+  ++r.version;
 }
 
 size_t conv_workspace_limit() {
@@ -431,6 +436,7 @@ void clear_conv_algo_cache() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.cache.clear();
+  ++r.version;
   r.seen.clear();
   r.bench.clear();
   r.env_cache_loaded = false;
@@ -495,6 +501,7 @@ ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
   load_env_cache_locked(r);  // so that rewriting EMBER_CONV_CACHE keeps what it held
   const ConvBenchEntry& entry = measure_locked(r, lock, key, runs);
   r.cache.erase(key);  // the next run ranks from this measurement
+  ++r.version;
   return explain_measured(conv_algos_for_key(r.algos, key), key, entry, limit_locked(r),
                           "timed now", nullptr);
 }
@@ -502,15 +509,18 @@ ConvSelection benchmark_conv_algos(const ConvKey& key, int runs) {
 namespace {
 
 // The ranking for `key`, from the cache or made now (and logged under EMBER_LOG=select). Under
-// the benchmark policy a key without a usable measurement is timed first.
-std::shared_ptr<const Ranking> ranking_for(const ConvKey& key) {
+// the benchmark policy a key without a usable measurement is timed first. `version`, where given,
+// receives the registry's version with the ranking in the cache.
+std::shared_ptr<const Ranking> ranking_for(const ConvKey& key, uint64_t* version = nullptr) {
   Registry& r = registry();
   std::unique_lock<std::mutex> lock(r.mu);
   const std::string forced = forced_for_locked(r, key);
   const bool benchmark = benchmark_for_locked(r, key) && forced.empty();
   auto it = r.cache.find(key);
-  if (it != r.cache.end() && it->second->forced == forced && it->second->benchmark == benchmark)
+  if (it != r.cache.end() && it->second->forced == forced && it->second->benchmark == benchmark) {
+    if (version != nullptr) *version = r.version;
     return it->second;
+  }
   if (std::find(r.seen.begin(), r.seen.end(), key) == r.seen.end()) r.seen.push_back(key);
   Ranking ranking;
   ConvSelection sel;
@@ -541,16 +551,14 @@ std::shared_ptr<const Ranking> ranking_for(const ConvKey& key) {
   }
   auto shared = std::make_shared<const Ranking>(std::move(ranking));
   r.cache[key] = shared;
+  ++r.version;
+  if (version != nullptr) *version = r.version;
   return shared;
 }
 
-// Runs `run(algo, workspace)` with each ranked algorithm in turn until one succeeds.
+// Runs `run(algo, workspace)` with each algorithm of `ranking` in turn until one succeeds.
 template <typename Run>
-std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
-  EMBER_CHECK_VALUE(key.direction == direction, "conv2d: a ", conv_direction_name(key.direction),
-                    " key given to the ", conv_direction_name(direction), " run");
-  const std::shared_ptr<const Ranking> held = ranking_for(key);
-  const Ranking& ranking = *held;
+std::string run_in_order(const ConvKey& key, const Ranking& ranking, Run&& run) {
   if (ranking.order.empty()) {
     if (ranking.forced_error)
       EMBER_THROW(ValueError, "conv2d: ", conv_key_string(key), ": ", ranking.error);
@@ -584,11 +592,21 @@ std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
               failures);
 }
 
-}  // namespace
+void check_direction(const ConvKey& key, ConvDirection direction) {
+  EMBER_CHECK_VALUE(key.direction == direction, "conv2d: a ", conv_direction_name(key.direction),
+                    " key given to the ", conv_direction_name(direction), " run");
+}
 
-std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
-                             void* y, const ConvClamp* clamp) {
-  return run_ranked(key, ConvDirection::forward, [&](const ConvAlgo& a, ConvWorkspace ws) {
+template <typename Run>
+std::string run_ranked(const ConvKey& key, ConvDirection direction, Run&& run) {
+  check_direction(key, direction);
+  return run_in_order(key, *ranking_for(key), run);
+}
+
+// The forward run: clamped by the algorithm where it can, else added and clamped after it.
+auto forward_run(const ConvKey& key, const void* x, const void* w, const void* bias, void* y,
+                 const ConvClamp* clamp) {
+  return [=, &key](const ConvAlgo& a, ConvWorkspace ws) {
     if (clamp != nullptr && a.run_forward_clamped(key, x, w, bias, y, ws, *clamp)) return;
     a.run_forward(key, x, w, bias, y, ws);
     if (clamp == nullptr) return;
@@ -601,7 +619,36 @@ std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, c
     const kernels::UnaryParams p{clamp->lo, clamp->hi};
     kernels_for(dev).unary_contiguous(kernels::UnaryOp::clamp, key.dtype, p, n, y, y,
                                       stream_of(dev));
-  });
+  };
+}
+
+}  // namespace
+
+std::string run_conv_forward(const ConvKey& key, const void* x, const void* w, const void* bias,
+                             void* y, const ConvClamp* clamp) {
+  return run_ranked(key, ConvDirection::forward, forward_run(key, x, w, bias, y, clamp));
+}
+
+ConvChoice conv_forward_choice(const ConvKey& key) {
+  check_direction(key, ConvDirection::forward);
+  ConvChoice c;
+  c.ranking = ranking_for(key, &c.version);
+  return c;
+}
+
+bool conv_choice_current(const ConvChoice& c, const ConvKey& key) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (c.version != r.version || deterministic_locked(r) != (key.deterministic != 0)) return false;
+  const std::string forced = forced_for_locked(r, key);
+  return c.ranking->forced == forced &&
+         c.ranking->benchmark == (benchmark_for_locked(r, key) && forced.empty());
+}
+
+std::string run_conv_forward_chosen(const ConvChoice& c, const ConvKey& key, const void* x,
+                                    const void* w, const void* bias, void* y,
+                                    const ConvClamp* clamp) {
+  return run_in_order(key, *c.ranking, forward_run(key, x, w, bias, y, clamp));
 }
 
 std::string run_conv_backward_data(const ConvKey& key, const void* dy, const void* w, void* dx) {

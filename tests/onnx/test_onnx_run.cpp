@@ -8,6 +8,7 @@
 #include <random>
 
 #include "onnx/model.h"
+#include "ops/conv2d_algo.h"
 #include "onnx_builder.h"
 #include "runtime/error.h"
 
@@ -204,6 +205,55 @@ TEST_CASE("onnx run: a residual sum conv + z and its activation fold into the co
             CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1.0));
         }
     }
+}
+
+TEST_CASE("onnx run: a Conv prepared at one run serves the next, and prepares again for others") {
+  // Note [Prepared convolutions]: relu(conv(x) + x) and conv(x) on a symbolic batch, run at
+  // batch 1 twice, then 3, then 1 again, then with another algorithm forced; every run against
+  // the float64 loop, and the forced one running the algorithm forced.
+  constexpr int C = 4, H = 5, W = 6;
+  const uint32_t seed = std::random_device{}();
+  CAPTURE(seed);
+  const std::vector<float> wv = random_values(C * C * 9, seed + 1), bv = random_values(C, seed + 2);
+  ModelBuilder m;
+  m.input("x", {-1, C, H, W}).output("y").output("c2");
+  m.node("Conv", {"x", "w", "b"}, {"c"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv1");
+  m.node("Add", {"c", "x"}, {"s"});
+  m.node("Relu", {"s"}, {"y"});
+  m.node("Conv", {"x", "w", "b"}, {"c2"}, {onnx_test::attr_ints("pads", {1, 1, 1, 1})}, "conv2");
+  m.init("w", {C, C, 3, 3}, wv);
+  m.init("b", {C}, bv);
+  const std::string bytes = m.bytes();
+  auto model = eo::load_from_memory(bytes.data(), bytes.size());
+  REQUIRE(model.passes().fused_adds == 1);
+  int run = 0;
+  for (const int n : {1, 1, 3, 1, 1}) {
+    CAPTURE(run);
+    const bool forced = run++ == 4;
+    if (forced) {
+      ops::set_conv_algo("direct");
+      model.set_profiling(true);
+    }
+    const std::vector<float> xv = random_values(n * C * H * W, seed + 3 + run);
+    const std::vector<double> conv = conv3x3(xv, wv, bv, n, C, C, H, W);
+    const auto out = model.run({from_vector(xv, {n, C, H, W})});
+    const auto y = out[0].to_vector<float>(), c2 = out[1].to_vector<float>();
+    REQUIRE(y.size() == conv.size());
+    REQUIRE(c2.size() == conv.size());
+    for (size_t i = 0; i < conv.size(); ++i) {
+      CHECK(y[i] == doctest::Approx(std::max(conv[i] + xv[i], 0.0)).epsilon(1e-5).scale(1.0));
+      CHECK(c2[i] == doctest::Approx(conv[i]).epsilon(1e-5).scale(1.0));
+    }
+    if (forced) {
+      for (const eo::NodeTiming& t : model.last_run().nodes) {
+        CAPTURE(t.node);
+        REQUIRE(!t.calls.empty());
+        CHECK(t.calls.back().find("direct") != std::string::npos);
+      }
+      ops::set_conv_algo("");
+      ops::clear_conv_algo_cache();
+    }
+  }
 }
 
 TEST_CASE("onnx run: constants are folded and nodes no output needs are removed") {

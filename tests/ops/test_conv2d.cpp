@@ -555,3 +555,93 @@ TEST_CASE("conv2d: residual sums on each of the implicit GEMM's store paths") {
     }
   });
 }
+
+TEST_CASE("conv2d: a prepared forward runs as conv2d_bias_add_clamp, and only as prepared") {
+  // Note [Prepared convolutions]: the values against the float64 loops and bit for bit against
+  // the call it stands for; every difference from what was prepared (x, the filters, the bias,
+  // the residual, the registry's choice) refused, nothing run.
+  ConvPolicyGuard guard;
+  const unsigned seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937 g(seed);
+  const double inf = std::numeric_limits<double>::infinity();
+  const ConvCase cs{"8 channels, 9 x 7, 12 filters", 2, 8, 9, 7, 12, 3, 3,
+                    conv_params(1, 1, 1, 1, 1, 1, 1)};
+  const auto [x, w, b, z, ref] = random_case(cs, g);
+  const ops::PackedConv2dFilters packed = ops::pack_conv2d_filters(w, cs.p);
+  using PackedPtr = const ops::PackedConv2dFilters*;
+  for (PackedPtr pk : std::initializer_list<PackedPtr>{&packed, nullptr}) {
+    CAPTURE(pk != nullptr);
+    // With the residual, clamped: the float64 sums, and conv2d_bias_add_clamp's bits.
+    const auto with_z = ops::prepare_conv2d(x, w, b, z, cs.p, -1.0, 1.0, pk);
+    REQUIRE(with_z);
+    const Tensor y = ops::run_prepared_conv2d(*with_z, x, w, b, z);
+    REQUIRE(y.defined());
+    std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
+    const std::vector<double> zv = z.to_vector<double>();
+    for (size_t i = 0; i < want.size(); ++i) {
+      want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
+      abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
+    }
+    check_conv_close(y, kCPU, want, abs_sum, kFloat32);
+    CHECK(y.to_vector<float>() ==
+          ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0, pk).to_vector<float>());
+    // Run again: the same bits.
+    CHECK(ops::run_prepared_conv2d(*with_z, x, w, b, z).to_vector<float>() == y.to_vector<float>());
+    // Without a residual or a bias, unclamped: conv2d's bits.
+    const auto plain = ops::prepare_conv2d(x, w, Tensor(), Tensor(), cs.p, -inf, inf, pk);
+    REQUIRE(plain);
+    CHECK(ops::run_prepared_conv2d(*plain, x, w, Tensor(), Tensor()).to_vector<float>() ==
+          ops::conv2d(x, w, Tensor(), cs.p).to_vector<float>());
+    // Refused: another x shape, a strided x, other filters of the same values, another bias or
+    // none, a residual missing or of another shape, one where none was prepared.
+    const Tensor x_other = random_tensor({1, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
+    const Tensor x_strided = x.transpose(2, 3).contiguous().transpose(2, 3);
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x_other, w, b, z).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x_strided, w, b, z).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w.clone(), b, z).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, b.clone(), z).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, Tensor(), z).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, b, Tensor()).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, b, z.view({-1})).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*plain, x, w, Tensor(), z).defined());
+  }
+  // The registry's choice moved: forced through the API or the environment, the policy
+  // changed, the rankings cleared. Each refuses until it is what the preparation saw again.
+  const auto prepared = ops::prepare_conv2d(x, w, b, z, cs.p, -inf, inf, &packed);
+  REQUIRE(prepared);
+  auto runs = [&] { return ops::run_prepared_conv2d(*prepared, x, w, b, z).defined(); };
+  CHECK(runs());
+  ops::set_conv_algo("direct");
+  CHECK_FALSE(runs());
+  ops::set_conv_algo("");
+  CHECK(runs());
+  setenv("EMBER_CONV_ALGO", "direct", 1);
+  CHECK_FALSE(runs());
+  unsetenv("EMBER_CONV_ALGO");
+  CHECK(runs());
+  ops::set_conv_deterministic(true);
+  CHECK_FALSE(runs());
+  ops::set_conv_deterministic(false);
+  CHECK(runs());
+  setenv("EMBER_CONV_POLICY", "benchmark", 1);
+  CHECK_FALSE(runs());
+  unsetenv("EMBER_CONV_POLICY");
+  CHECK(runs());
+  ops::clear_conv_algo_cache();
+  CHECK_FALSE(runs());
+  const auto again = ops::prepare_conv2d(x, w, b, z, cs.p, -inf, inf, &packed);
+  REQUIRE(again);
+  CHECK(ops::run_prepared_conv2d(*again, x, w, b, z).to_vector<float>() ==
+        ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>());
+  // Not prepared: off the cpu, half dtypes, an empty batch. Bad input: conv2d_bias_add_clamp's
+  // errors.
+  const Device emu(DeviceType::EMU, 0);
+  CHECK_FALSE(ops::prepare_conv2d(x.to(emu), w.to(emu), b.to(emu), Tensor(), cs.p, 0, inf));
+  CHECK_FALSE(ops::prepare_conv2d(x.to(kFloat16), w.to(kFloat16), Tensor(), Tensor(), cs.p, 0,
+                                  inf));
+  CHECK_FALSE(ops::prepare_conv2d(zeros({0, cs.c, cs.h, cs.w}), w, b, Tensor(), cs.p, 0, inf));
+  CHECK_THROWS_AS(ops::prepare_conv2d(x, w, b, z.view({-1}), cs.p, 0, inf), ShapeError);
+  CHECK_THROWS_AS(ops::prepare_conv2d(x, w.to(kFloat64), b, Tensor(), cs.p, 0, inf), DTypeError);
+  CHECK_THROWS_AS(ops::prepare_conv2d(x, w, b, Tensor(), cs.p, 1.0, 0.0), ValueError);
+}
