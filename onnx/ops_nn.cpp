@@ -121,7 +121,8 @@ Tensor residual_conv(const OpArgs& a, const Tensor& x2, const Tensor& w2, const 
   if (residual_inside(z2, x2, w2, p))
     return from_2d(ops::conv2d_bias_add_clamp(x2, w2, bias, z2, p, lo, hi, packed), one_d);
   const Tensor sum = add(from_2d(ops::conv2d(x2, w2, bias, p), one_d), z);
-  return std::isinf(lo) && std::isinf(hi) ? sum : clamp(sum, lo, hi);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return lo == -kInf && hi == kInf ? sum : clamp(sum, lo, hi);
 }
 
 // A packed Conv's forward as prepared for x's shape (Note [Prepared convolutions] in

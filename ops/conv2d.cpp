@@ -303,11 +303,14 @@ std::shared_ptr<const PreparedConv2d> prepare_conv2d(const Tensor& x, const Tens
 
 Tensor run_prepared_conv2d(const PreparedConv2d& p, const Tensor& x, const Tensor& w,
                            const Tensor& bias, const Tensor& residual) {
+  // The very tensor prepared: its memory (held) in the same shape and layout.
   auto same = [](const Tensor& a, const Tensor& b) {
-    return a.defined() == b.defined() && (!a.defined() || a.data_ptr() == b.data_ptr());
+    return a.defined() == b.defined() &&
+           (!a.defined() || (a.data_ptr() == b.data_ptr() && a.shape() == b.shape() &&
+                             a.dtype() == b.dtype() && a.is_contiguous()));
   };
   if (x.shape() != p.x_shape || x.dtype() != p.dtype || !x.device().is_cpu() ||
-      !x.is_contiguous() || !same(w, p.w) || w.shape() != p.w.shape() || !same(bias, p.bias) ||
+      !x.is_contiguous() || !same(w, p.w) || !same(bias, p.bias) ||
       residual.defined() != p.residual)
     return Tensor();
   if (residual.defined() && (residual.shape() != p.y_shape || residual.dtype() != p.dtype ||

@@ -593,13 +593,15 @@ TEST_CASE("conv2d: a prepared forward runs as conv2d_bias_add_clamp, and only as
     REQUIRE(plain);
     CHECK(ops::run_prepared_conv2d(*plain, x, w, Tensor(), Tensor()).to_vector<float>() ==
           ops::conv2d(x, w, Tensor(), cs.p).to_vector<float>());
-    // Refused: another x shape, a strided x, other filters of the same values, another bias or
-    // none, a residual missing or of another shape, one where none was prepared.
+    // Refused: another x shape, a strided x, other filters of the same values, the filters'
+    // memory read transposed, another bias or none, a residual missing or of another shape, one
+    // where none was prepared.
     const Tensor x_other = random_tensor({1, cs.c, cs.h, cs.w}, kFloat32, -1, 1, g);
     const Tensor x_strided = x.transpose(2, 3).contiguous().transpose(2, 3);
     CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x_other, w, b, z).defined());
     CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x_strided, w, b, z).defined());
     CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w.clone(), b, z).defined());
+    CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w.transpose(2, 3), b, z).defined());
     CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, b.clone(), z).defined());
     CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, Tensor(), z).defined());
     CHECK_FALSE(ops::run_prepared_conv2d(*with_z, x, w, b, Tensor()).defined());
