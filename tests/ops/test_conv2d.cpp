@@ -40,18 +40,22 @@ std::vector<std::string> cpu_algo_names() {
   return names;
 }
 
-// The residual and the clamp: conv2d_bias_add_clamp(x, w, b, z, -1, 1) against clamp(ref.y + z,
-// -1, 1), each element within the bound of its sum (the clamp moves no value further away).
-void check_residual_clamp(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
-                          const Conv2dParams& p, const ConvRef& ref) {
+// Checks y = clamp(conv + z, -1, 1) against clamp(ref.y + z, -1, 1), each element within the
+// bound of its sum (the clamp moves no value further away).
+void check_clamped_sum(const Tensor& y, const Tensor& z, const ConvRef& ref) {
   const std::vector<double> zv = z.to_vector<double>();
   std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
   for (size_t i = 0; i < want.size(); ++i) {
     want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
     abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
   }
-  check_conv_close(ops::conv2d_bias_add_clamp(x, w, b, z, p, -1.0, 1.0), kCPU, want, abs_sum,
-                   kFloat32);
+  check_conv_close(y, kCPU, want, abs_sum, kFloat32);
+}
+
+// The residual and the clamp: conv2d_bias_add_clamp(x, w, b, z, -1, 1) against the float64 sums.
+void check_residual_clamp(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
+                          const Conv2dParams& p, const ConvRef& ref) {
+  check_clamped_sum(ops::conv2d_bias_add_clamp(x, w, b, z, p, -1.0, 1.0), z, ref);
 }
 
 // A case's random input, weight, bias and residual (y's shape), in [-1, 1], and its float64
@@ -577,13 +581,7 @@ TEST_CASE("conv2d: a prepared forward runs as conv2d_bias_add_clamp, and only as
     REQUIRE(with_z);
     const Tensor y = ops::run_prepared_conv2d(*with_z, x, w, b, z);
     REQUIRE(y.defined());
-    std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
-    const std::vector<double> zv = z.to_vector<double>();
-    for (size_t i = 0; i < want.size(); ++i) {
-      want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
-      abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
-    }
-    check_conv_close(y, kCPU, want, abs_sum, kFloat32);
+    check_clamped_sum(y, z, ref);
     CHECK(y.to_vector<float>() ==
           ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0, pk).to_vector<float>());
     // Run again: the same bits.
@@ -636,6 +634,27 @@ TEST_CASE("conv2d: a prepared forward runs as conv2d_bias_add_clamp, and only as
   REQUIRE(again);
   CHECK(ops::run_prepared_conv2d(*again, x, w, b, z).to_vector<float>() ==
         ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -inf, inf).to_vector<float>());
+  // Prepared under one instruction set, run under another (EMBER_CPU_ISA or the cap changed
+  // since): the registry's choice stands, and the micro-kernels pack w themselves.
+  struct ClearCap {
+    ~ClearCap() { kernels::cpu::set_cpu_isa_cap(""); }
+  } clear_cap;
+  if (kernels::cpu::cpu_isa_detected() < kernels::cpu::CpuIsa::avx512) {
+    skip_case("conv2d prepared under avx512, run under avx2: this CPU has only " +
+              std::string(kernels::cpu::cpu_isa_name(kernels::cpu::cpu_isa_detected())));
+  } else {
+    ops::set_conv_algo("implicit_gemm");
+    const auto wide = ops::prepare_conv2d(x, w, b, z, cs.p, -1.0, 1.0, &packed);
+    REQUIRE(wide);
+    kernels::cpu::set_cpu_isa_cap("avx2");
+    const Tensor y = ops::run_prepared_conv2d(*wide, x, w, b, z);
+    REQUIRE(y.defined());
+    check_clamped_sum(y, z, ref);
+    CHECK(y.to_vector<float>() ==
+          ops::conv2d_bias_add_clamp(x, w, b, z, cs.p, -1.0, 1.0).to_vector<float>());
+    kernels::cpu::set_cpu_isa_cap("");
+    ops::set_conv_algo("");
+  }
   // Not prepared: off the cpu, half dtypes, an empty batch. Bad input: conv2d_bias_add_clamp's
   // errors.
   const Device emu(DeviceType::EMU, 0);
