@@ -644,7 +644,10 @@ TEST_CASE("conv2d: a prepared forward runs as conv2d_bias_add_clamp, and only as
               std::string(kernels::cpu::cpu_isa_name(kernels::cpu::cpu_isa_detected())));
   } else {
     ops::set_conv_algo("implicit_gemm");
-    const auto wide = ops::prepare_conv2d(x, w, b, z, cs.p, -1.0, 1.0, &packed);
+    kernels::cpu::set_cpu_isa_cap("avx512");  // whatever EMBER_CPU_ISA says
+    const ops::PackedConv2dFilters wide_packed = ops::pack_conv2d_filters(w, cs.p);
+    CHECK(wide_packed.isa == "avx512");
+    const auto wide = ops::prepare_conv2d(x, w, b, z, cs.p, -1.0, 1.0, &wide_packed);
     REQUIRE(wide);
     kernels::cpu::set_cpu_isa_cap("avx2");
     const Tensor y = ops::run_prepared_conv2d(*wide, x, w, b, z);
