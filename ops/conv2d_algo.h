@@ -261,7 +261,7 @@ std::string run_conv_backward_data(const ConvKey& key, const void* dy, const voi
 std::string run_conv_backward_filter(const ConvKey& key, const void* dy, const void* x, void* dw);
 
 // The forward ranking of one key held by a convolution prepared once (Note [Prepared
-// convolutions] in ops/conv2d_prepared.cpp), and the registry's state it was made in.
+// convolutions] in ops/conv2d.cpp), and the registry's state it was made in.
 struct ConvRanking;
 struct ConvChoice {
   std::shared_ptr<const ConvRanking> ranking;
