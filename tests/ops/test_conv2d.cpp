@@ -40,16 +40,16 @@ std::vector<std::string> cpu_algo_names() {
   return names;
 }
 
-// Checks y = clamp(conv + z, -1, 1) against clamp(ref.y + z, -1, 1), each element within the
-// bound of its sum (the clamp moves no value further away).
-void check_clamped_sum(const Tensor& y, const Tensor& z, const ConvRef& ref) {
+// Checks y = clamp(conv + z, -1, 1) (of dtype t) against clamp(ref.y + z, -1, 1), each element
+// within the bound of its sum (the clamp moves no value further away).
+void check_clamped_sum(const Tensor& y, const Tensor& z, const ConvRef& ref, DType t = kFloat32) {
   const std::vector<double> zv = z.to_vector<double>();
   std::vector<double> want(ref.y.size()), abs_sum(ref.y.size());
   for (size_t i = 0; i < want.size(); ++i) {
     want[i] = std::min(1.0, std::max(-1.0, ref.y[i] + zv[i]));
     abs_sum[i] = ref.y_abs[i] + std::abs(zv[i]);
   }
-  check_conv_close(y, kCPU, want, abs_sum, kFloat32);
+  check_conv_close(y, kCPU, want, abs_sum, t);
 }
 
 // The residual and the clamp: conv2d_bias_add_clamp(x, w, b, z, -1, 1) against the float64 sums.
@@ -658,6 +658,13 @@ TEST_CASE("conv2d: a prepared forward runs as conv2d_bias_add_clamp, and only as
     kernels::cpu::set_cpu_isa_cap("");
     ops::set_conv_algo("");
   }
+  // float64: the float64 sums, at float64's tolerance.
+  const Tensor x64 = x.to(kFloat64), w64 = w.to(kFloat64), b64 = b.to(kFloat64);
+  const Tensor z64 = z.to(kFloat64);
+  const auto prepared64 = ops::prepare_conv2d(x64, w64, b64, z64, cs.p, -1.0, 1.0);
+  REQUIRE(prepared64);
+  check_clamped_sum(ops::run_prepared_conv2d(*prepared64, x64, w64, b64, z64), z, ref, kFloat64);
+  CHECK_FALSE(ops::run_prepared_conv2d(*prepared64, x, w64, b64, z64).defined());
   // Not prepared: off the cpu, half dtypes, an empty batch. Bad input: conv2d_bias_add_clamp's
   // errors.
   const Device emu(DeviceType::EMU, 0);
