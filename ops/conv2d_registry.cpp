@@ -91,7 +91,7 @@ struct Registry {
   std::optional<size_t> limit_api;
   // Shared, so that a call holds its ranking without copying it, even if the cache is cleared.
   std::unordered_map<ConvKey, std::shared_ptr<const Ranking>, ConvKeyHash> cache;
-  uint64_t version = 0;       // moved by every change to `cache` (ConvChoice)
+  uint64_t version = 0;       // moved by every change to `cache` (ConvChoice, ops/conv2d_algo.h)
   std::vector<ConvKey> seen;  // the keys of `cache`, in the order first seen
   std::unordered_map<ConvKey, ConvBenchEntry, ConvKeyHash> bench;
   ConvBenchmarkStats stats;
@@ -106,6 +106,13 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   return r;
+}
+
+// Every ranking dropped: the next run of each key ranks it again, and the ConvChoices held by
+// prepared convolutions are no longer current.
+void clear_rankings_locked(Registry& r) {
+  r.cache.clear();
+  ++r.version;
 }
 
 std::vector<std::string> names_of(const std::vector<AlgoPtr>& algos) {
@@ -204,8 +211,7 @@ size_t take_entries_locked(Registry& r, std::vector<ConvBenchEntry>& entries, si
     ++taken;
   }
   r.stats.entries_loaded += static_cast<int64_t>(taken);
-  r.cache.clear();  // rankings made before now may be superseded
-  ++r.version;
+  clear_rankings_locked(r);  // rankings made before now may be superseded
   return taken;
 }
 
@@ -319,8 +325,7 @@ ConvAlgoPtr find_conv_algo(const std::string& name) {
 namespace {
 // The algorithm set changed: rankings and measurements were made for another one.
 void algos_changed_locked(Registry& r) {
-  r.cache.clear();
-  ++r.version;
+  clear_rankings_locked(r);
   r.seen.clear();
   r.bench.clear();
   r.env_cache_loaded = false;
@@ -414,16 +419,14 @@ void reset_conv_settings() {
   r.benchmark_api.reset();
   r.deterministic_api.reset();
   r.limit_api.reset();
-  r.cache.clear();
-  ++r.version;
+  clear_rankings_locked(r);
 }
 
 void set_conv_workspace_limit(size_t bytes) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.limit_api = bytes;
-  r.cache.clear();
-  ++r.version;
+  clear_rankings_locked(r);
 }
 
 size_t conv_workspace_limit() {
@@ -435,8 +438,7 @@ size_t conv_workspace_limit() {
 void clear_conv_algo_cache() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.cache.clear();
-  ++r.version;
+  clear_rankings_locked(r);
   r.seen.clear();
   r.bench.clear();
   r.env_cache_loaded = false;
